@@ -1,0 +1,30 @@
+# The WASM module consumed by npm/: every -s flag in one place, each with its reason.
+# Built with Debian's emscripten 3.1.6 (`emcmake cmake`, NODE_PATH=/usr/share/nodejs).
+
+# 128-bit SIMD: Highway's static WASM target.
+target_compile_options(amn_core PUBLIC -msimd128)
+target_compile_options(amn_simdjson PRIVATE -msimd128)
+
+add_executable(amn-core bindings/amn_bindings.cpp)
+target_link_libraries(amn-core PRIVATE amn_core)
+target_compile_options(amn-core PRIVATE -msimd128 -Wall -Wextra)
+set_target_properties(amn-core PROPERTIES
+  SUFFIX ".js"
+  RUNTIME_OUTPUT_DIRECTORY "${CMAKE_SOURCE_DIR}/npm/dist")
+target_link_options(amn-core PRIVATE
+  --bind                       # embind: the Session class and free functions
+  -sMODULARIZE=1               # a factory function, not a global Module
+  -sEXPORT_ES6=1               # ...as an ES module the npm package imports
+  -sEXPORT_NAME=createAmnCore
+  -sENVIRONMENT=web,worker     # the node environment's glue needs __dirname (no ESM);
+                               # Node gets the wasm bytes as `wasmBinary` instead
+  -sALLOW_MEMORY_GROWTH=1      # tensors are large; start small, grow on demand
+  -sINITIAL_MEMORY=33554432    # 32 MiB
+  -sMAXIMUM_MEMORY=4GB         # wasm32's whole address space (pointers: >>> 0 in JS)
+  -sEXPORTED_FUNCTIONS=_malloc,_free  # JS allocates input buffers the core adopts
+  -sEXPORTED_RUNTIME_METHODS=HEAPU8
+  -sFILESYSTEM=0               # the core is sans-IO; no emulated file system
+  -sDYNAMIC_EXECUTION=0        # no eval/new Function: pages with a strict CSP load it
+  -sTOTAL_STACK=1048576        # simdjson and the parsers stay well inside 1 MiB (3.1.6 spelling)
+  -sASSERTIONS=0
+)

@@ -1,0 +1,24 @@
+#include "core/model.h"
+
+namespace amn {
+
+uint64_t Model::parameter_count() const {
+  uint64_t n = 0;
+  for (const auto& t : tensors) n += t.elements;
+  return n;
+}
+
+uint64_t Model::tensor_bytes() const {
+  uint64_t n = 0;
+  for (const auto& t : tensors) n += t.nbytes;
+  return n;
+}
+
+const TensorRecord* Model::find(std::string_view name) const {
+  for (const auto& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace amn

@@ -1,0 +1,43 @@
+// The parsed model: what every operation starts from. Parsing fills it from headers
+// only; nothing here holds tensor data.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace amn {
+
+// One tensor as stored.
+struct TensorRecord {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<uint64_t> shape;  // row-major, logical elements
+  uint64_t elements = 0;
+  uint32_t file = 0;            // index into Model::files (and the FileSet)
+  uint64_t offset = 0;          // absolute byte offset in that file
+  uint64_t nbytes = 0;
+};
+
+struct ModelFile {
+  std::string name;
+  uint64_t size = 0;
+  uint64_t header_bytes = 0;  // bytes before the data section (safetensors: 8 + n)
+};
+
+struct Model {
+  std::string format;                                        // "safetensors", ...
+  std::vector<ModelFile> files;
+  std::vector<TensorRecord> tensors;                         // in file, then offset order
+  std::vector<std::pair<std::string, std::string>> metadata; // in file order
+  std::string config_json;  // a sibling config.json, minified; empty when absent
+  std::string index_name;   // the *.index.json a sharded model was opened through
+
+  uint64_t parameter_count() const;
+  uint64_t tensor_bytes() const;
+  const TensorRecord* find(std::string_view name) const;
+};
+
+}  // namespace amn

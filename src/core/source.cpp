@@ -1,0 +1,173 @@
+#include "core/source.h"
+
+#include <cstring>
+
+#ifndef __EMSCRIPTEN__
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#endif
+
+namespace amn {
+namespace {
+
+Error out_of_range(uint64_t offset, uint64_t length, uint64_t size) {
+  return make_error(ErrorCode::io,
+                    "read of " + std::to_string(length) + " bytes at offset " +
+                        std::to_string(offset) + " is past the end of the file (" +
+                        std::to_string(size) + " bytes)",
+                    offset);
+}
+
+bool in_bounds(uint64_t offset, uint64_t length, uint64_t size) {
+  return offset <= size && length <= size - offset;
+}
+
+void free_buffer(uint8_t* p) { delete[] p; }
+
+}  // namespace
+
+Result<std::span<const uint8_t>> MemorySource::read(uint32_t, uint64_t offset, uint64_t length) {
+  if (!in_bounds(offset, length, bytes_.size())) return out_of_range(offset, length, bytes_.size());
+  return bytes_.subspan(offset, length);
+}
+
+Result<std::span<const uint8_t>> OwnedMemorySource::read(uint32_t, uint64_t offset,
+                                                         uint64_t length) {
+  if (!in_bounds(offset, length, bytes_.size())) return out_of_range(offset, length, bytes_.size());
+  return std::span<const uint8_t>(bytes_).subspan(offset, length);
+}
+
+Result<std::span<const uint8_t>> SparseSource::read(uint32_t file, uint64_t offset,
+                                                    uint64_t length) {
+  if (!in_bounds(offset, length, size_)) return out_of_range(offset, length, size_);
+  if (length == 0) return std::span<const uint8_t>();
+  const uint64_t end = offset + length;
+  // The chunk starting at or before offset.
+  auto it = chunks_.upper_bound(offset);
+  if (it != chunks_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second.length >= end) {
+      return std::span<const uint8_t>(prev->second.data.get() + (offset - prev->first), length);
+    }
+  }
+  // Collect the gaps in [offset, end) not covered by any chunk.
+  std::vector<ByteRange> gaps;
+  uint64_t pos = offset;
+  auto c = chunks_.upper_bound(offset);
+  if (c != chunks_.begin()) --c;
+  for (; c != chunks_.end() && c->first < end; ++c) {
+    const uint64_t cs = c->first, ce = c->first + c->second.length;
+    if (ce <= pos) continue;
+    if (cs > pos) gaps.push_back({file, pos, cs - pos});
+    pos = std::max(pos, ce);
+    if (pos >= end) break;
+  }
+  if (pos < end) gaps.push_back({file, pos, end - pos});
+  if (!gaps.empty()) {
+    Error e = make_error(ErrorCode::need_bytes, "bytes not yet available", offset);
+    e.need_bytes = std::move(gaps);
+    return e;
+  }
+  // Covered by several chunks: coalesce them into one buffer covering [first start, last end).
+  auto first = chunks_.upper_bound(offset);
+  if (first != chunks_.begin()) {
+    auto prev = std::prev(first);
+    if (prev->first + prev->second.length > offset) first = prev;
+  }
+  const uint64_t start = std::min(first->first, offset);
+  uint64_t stop = end;
+  auto last = first;
+  for (auto i = first; i != chunks_.end() && i->first < end; ++i) {
+    stop = std::max(stop, i->first + i->second.length);
+    last = i;
+  }
+  Buffer merged(new uint8_t[stop - start], free_buffer);
+  for (auto i = first;; ++i) {
+    std::memcpy(merged.get() + (i->first - start), i->second.data.get(), i->second.length);
+    if (i == last) break;
+  }
+  chunks_.erase(first, std::next(last));
+  auto [pos_it, inserted] = chunks_.emplace(start, Chunk{std::move(merged), stop - start});
+  (void)inserted;
+  return std::span<const uint8_t>(pos_it->second.data.get() + (offset - start), length);
+}
+
+Status SparseSource::add(uint64_t offset, Buffer data, uint64_t length) {
+  if (!in_bounds(offset, length, size_)) return out_of_range(offset, length, size_);
+  if (length == 0) return {};
+  auto it = chunks_.find(offset);
+  if (it != chunks_.end()) {
+    if (it->second.length >= length) return {};  // already held
+    chunks_.erase(it);
+  }
+  chunks_.emplace(offset, Chunk{std::move(data), length});
+  return {};
+}
+
+Status SparseSource::add_copy(uint64_t offset, std::span<const uint8_t> bytes) {
+  Buffer copy(new uint8_t[bytes.size() ? bytes.size() : 1], free_buffer);
+  if (!bytes.empty()) std::memcpy(copy.get(), bytes.data(), bytes.size());
+  return add(offset, std::move(copy), bytes.size());
+}
+
+uint64_t SparseSource::bytes_held() const {
+  uint64_t n = 0;
+  for (const auto& [off, c] : chunks_) n += c.length;
+  return n;
+}
+
+#ifndef __EMSCRIPTEN__
+Result<std::unique_ptr<MmapSource>> MmapSource::open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return make_error(ErrorCode::io, "cannot stat " + path + ": " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::io, path + " is not a regular file");
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint8_t* base = nullptr;
+  if (size > 0) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      return make_error(ErrorCode::io, "cannot map " + path + ": " + std::strerror(err));
+    }
+    base = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);  // the mapping keeps the file alive
+  return std::unique_ptr<MmapSource>(new MmapSource(base, size));
+}
+
+MmapSource::~MmapSource() {
+  if (base_) ::munmap(const_cast<uint8_t*>(base_), size_);
+}
+
+Result<std::span<const uint8_t>> MmapSource::read(uint32_t, uint64_t offset, uint64_t length) {
+  if (!in_bounds(offset, length, size_)) return out_of_range(offset, length, size_);
+  return std::span<const uint8_t>(base_ + offset, length);
+}
+#endif
+
+uint32_t FileSet::add(std::string name, std::unique_ptr<ByteSource> source) {
+  files_.push_back({std::move(name), std::move(source)});
+  return static_cast<uint32_t>(files_.size() - 1);
+}
+
+std::optional<uint32_t> FileSet::find(std::string_view name) const {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (files_[i].name == name) return static_cast<uint32_t>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace amn

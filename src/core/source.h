@@ -1,0 +1,113 @@
+// Sans-IO byte access. Parsers and the executor never open files or sockets: they ask
+// a ByteSource for byte ranges. A native mmap never misses; a SparseSource (fed by
+// async JS readers: Blob, HTTP Range, FileHandle) answers ErrorCode::need_bytes with
+// the missing ranges, the caller fetches and adds them, and calls the parser again.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace amn {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  // A view of [offset, offset+length), valid until the source is next modified or
+  // destroyed. Ranges past the end are an io error. `file` only labels need_bytes.
+  virtual Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset,
+                                                uint64_t length) = 0;
+};
+
+// Bytes the caller already holds (an ArrayBuffer, a test vector). Not copied.
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  uint64_t size() const override { return bytes_.size(); }
+  Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) override;
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
+// Owns a copy of the bytes (used by tests and by the bindings for small files).
+class OwnedMemorySource final : public ByteSource {
+ public:
+  explicit OwnedMemorySource(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  uint64_t size() const override { return bytes_.size(); }
+  Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) override;
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+// Known ranges of a file of known size. Chunks are kept as added; a read spanning
+// several adjacent chunks coalesces them into one (views into the old chunks die).
+class SparseSource final : public ByteSource {
+ public:
+  using Buffer = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>;
+  explicit SparseSource(uint64_t size) : size_(size) {}
+  uint64_t size() const override { return size_; }
+  Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) override;
+  // Adopts `data` (length bytes at offset). Overlaps with known chunks are allowed.
+  Status add(uint64_t offset, Buffer data, uint64_t length);
+  Status add_copy(uint64_t offset, std::span<const uint8_t> bytes);
+  // Drops every chunk (after a parse the model holds all it needs).
+  void clear() { chunks_.clear(); }
+  uint64_t bytes_held() const;
+
+ private:
+  struct Chunk {
+    Buffer data;
+    uint64_t length;
+  };
+  uint64_t size_;
+  std::map<uint64_t, Chunk> chunks_;  // by start offset
+};
+
+#ifndef __EMSCRIPTEN__
+// A read-only memory map of a whole file. Inputs are never modified.
+class MmapSource final : public ByteSource {
+ public:
+  static Result<std::unique_ptr<MmapSource>> open(const std::string& path);
+  ~MmapSource() override;
+  uint64_t size() const override { return size_; }
+  Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) override;
+
+ private:
+  MmapSource(const uint8_t* base, uint64_t size) : base_(base), size_(size) {}
+  const uint8_t* base_;
+  uint64_t size_;
+};
+#endif
+
+// The files one model is made of: the entry (index 0) and, for sharded models, the
+// shards and a sibling config.json. Names are as the user sees them (no directories).
+class FileSet {
+ public:
+  uint32_t add(std::string name, std::unique_ptr<ByteSource> source);
+  size_t count() const { return files_.size(); }
+  const std::string& name(uint32_t file) const { return files_[file].name; }
+  ByteSource& source(uint32_t file) { return *files_[file].source; }
+  uint64_t size(uint32_t file) const { return files_[file].source->size(); }
+  std::optional<uint32_t> find(std::string_view name) const;
+  Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) {
+    return files_[file].source->read(file, offset, length);
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    std::unique_ptr<ByteSource> source;
+  };
+  std::vector<Entry> files_;
+};
+
+}  // namespace amn
