@@ -21,6 +21,14 @@ struct TensorRecord {
   uint64_t nbytes = 0;
 };
 
+// A tensor described without a location: what a writer needs for its header.
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<uint64_t> shape;
+  uint64_t nbytes = 0;
+};
+
 struct ModelFile {
   std::string name;
   uint64_t size = 0;
@@ -34,6 +42,8 @@ struct Model {
   std::vector<std::pair<std::string, std::string>> metadata; // in file order
   std::string config_json;  // a sibling config.json, minified; empty when absent
   std::string index_name;   // the *.index.json a sharded model was opened through
+  bool sharded = false;     // tensors live in more than one file
+  std::vector<std::string> warnings;  // problems that did not stop the parse
 
   uint64_t parameter_count() const;
   uint64_t tensor_bytes() const;

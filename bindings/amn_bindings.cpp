@@ -1,0 +1,250 @@
+// The one embind binding file: a thin Session over the core, with no logic of its own
+// beyond turning values into JS objects. The protocol is docs/session-protocol.md.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "convert/execute.h"
+#include "convert/plan.h"
+#include "core/json.h"
+#include "formats/open.h"
+#include "formats/safetensors/write.h"
+#include "kernels/cast.h"
+#include "report/report.h"
+
+using emscripten::val;
+
+namespace {
+
+void free_malloced(uint8_t* p) { std::free(p); }
+
+val ok_status() {
+  val v = val::object();
+  v.set("ok", true);
+  return v;
+}
+
+val error_status(const amn::Error& e) {
+  val v = val::object();
+  v.set("ok", false);
+  v.set("code", std::string(amn::error_code_name(e.code)));
+  v.set("message", e.message);
+  v.set("offset", e.offset == amn::kNoOffset ? -1.0 : static_cast<double>(e.offset));
+  if (!e.need_bytes.empty()) {
+    val ranges = val::array();
+    for (size_t i = 0; i < e.need_bytes.size(); ++i) {
+      val r = val::object();
+      r.set("file", e.need_bytes[i].file);
+      r.set("offset", static_cast<double>(e.need_bytes[i].offset));
+      r.set("length", static_cast<double>(e.need_bytes[i].length));
+      ranges.set(i, r);
+    }
+    v.set("needBytes", ranges);
+  }
+  if (!e.need_files.empty()) {
+    val names = val::array();
+    for (size_t i = 0; i < e.need_files.size(); ++i) names.set(i, e.need_files[i]);
+    v.set("needFiles", names);
+  }
+  return v;
+}
+
+template <class T>
+val status_of(const amn::Result<T>& r) {
+  return r ? ok_status() : error_status(r.error());
+}
+
+val byte_view(const std::vector<uint8_t>& bytes) {
+  return val(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+}
+
+std::optional<amn::ParseLimits> limits_from_json(const std::string& json) {
+  amn::ParseLimits limits;
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(json).get_object().get(obj)) return std::nullopt;
+  for (auto kv : obj) {
+    double d;
+    if (kv.value.get_double().get(d) || !(d > 0)) return std::nullopt;
+    if (kv.key == "max_single_alloc") limits.max_single_alloc = static_cast<uint64_t>(d);
+    else if (kv.key == "max_total_bytes") limits.max_total_bytes = static_cast<uint64_t>(d);
+    else if (kv.key == "max_item_count") limits.max_item_count = static_cast<uint64_t>(d);
+    else if (kv.key == "max_decompression_ratio") limits.max_decompression_ratio = d;
+    else return std::nullopt;
+  }
+  return limits;
+}
+
+class Session {
+ public:
+  explicit Session(const std::string& limits_json) {
+    auto limits = limits_from_json(limits_json.empty() ? "{}" : limits_json);
+    if (limits) limits_ = *limits;
+    else bad_limits_ = true;
+  }
+
+  int add_file(const std::string& name, double size) {
+    auto source = std::make_unique<amn::SparseSource>(static_cast<uint64_t>(size));
+    sparse_.push_back(source.get());
+    return static_cast<int>(files_.add(name, std::move(source)));
+  }
+
+  val add_bytes(int file, double offset, double ptr, double length) {
+    amn::SparseSource::Buffer buffer(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(ptr)), free_malloced);
+    if (file < 0 || static_cast<size_t>(file) >= sparse_.size()) {
+      return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "no such file"));
+    }
+    return status_of(sparse_[file]->add(static_cast<uint64_t>(offset), std::move(buffer), static_cast<uint64_t>(length)));
+  }
+
+  val parse() {
+    if (bad_limits_) {
+      return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "limits must be an object of positive numbers"));
+    }
+    auto model = amn::open_model(files_, limits_);
+    if (!model) return error_status(model.error());
+    model_ = std::move(model).value();
+    return ok_status();
+  }
+
+  std::string info() const { return model_ ? amn::model_info_json(*model_) : std::string(); }
+
+  std::string render_text(const std::string& kind) const {
+    if (!model_) return {};
+    return kind == "parse" ? amn::render_parse(*model_) : amn::render_inspect(*model_);
+  }
+
+  val plan_convert(const std::string& options_json) {
+    if (!model_) return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "parse the model first"));
+    simdjson::dom::parser parser;
+    simdjson::dom::object obj;
+    if (parser.parse(options_json).get_object().get(obj)) {
+      return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "convert options must be a JSON object"));
+    }
+    amn::ConvertOptions options;
+    std::string_view to = "safetensors";
+    for (auto kv : obj) {
+      if (kv.key == "to") {
+        if (kv.value.get_string().get(to)) to = "";
+      } else if (kv.key == "dtype" && !kv.value.is_null()) {
+        std::string_view d;
+        if (kv.value.get_string().get(d) || !amn::float_target_from_name(d)) {
+          return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "dtype must be bf16, f16 or f32"));
+        }
+        options.dtype = amn::float_target_from_name(d);
+      }
+    }
+    if (to != "safetensors") {
+      return error_status(amn::make_error(amn::ErrorCode::unsupported, "convert target must be \"safetensors\""));
+    }
+    auto plan = amn::plan_convert(*model_, options);
+    if (!plan) return error_status(plan.error());
+    plan_ = std::move(plan).value();
+    header_ = amn::safetensors_header(plan_->tensors, plan_->metadata);
+    return ok_status();
+  }
+
+  val plan_tensor(const std::string& name, const std::string& to) {
+    if (!model_) return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "parse the model first"));
+    std::optional<amn::DType> dtype;
+    if (!to.empty()) {
+      dtype = amn::float_target_from_name(to);
+      if (!dtype) return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "to must be bf16, f16 or f32"));
+    }
+    auto plan = amn::plan_tensor(*model_, name, dtype);
+    if (!plan) return error_status(plan.error());
+    plan_ = std::move(plan).value();
+    header_.clear();
+    return ok_status();
+  }
+
+  std::string plan_info() const {
+    if (!plan_) return "null";
+    std::string o = "{\"tensors\":[";
+    for (size_t i = 0; i < plan_->tensors.size(); ++i) {
+      const auto& t = plan_->tensors[i];
+      if (i) o += ',';
+      o += "{\"name\":";
+      amn::append_json_string(o, t.name);
+      o += ",\"dtype\":";
+      amn::append_json_string(o, amn::dtype_name(t.dtype));
+      o += ",\"shape\":[";
+      for (size_t d = 0; d < t.shape.size(); ++d) o += (d ? "," : "") + std::to_string(t.shape[d]);
+      o += "],\"nbytes\":" + std::to_string(t.nbytes) + "}";
+    }
+    o += "],\"pieces\":" + std::to_string(plan_->pieces.size()) +
+         ",\"output_bytes\":" + std::to_string(header_.size() + plan_->data_bytes) +
+         ",\"header_bytes\":" + std::to_string(header_.size()) + "}";
+    return o;
+  }
+
+  val output_header() const { return byte_view(header_); }
+  int piece_count() const { return plan_ ? static_cast<int>(plan_->pieces.size()) : 0; }
+
+  val run_piece(int i) {
+    if (!plan_ || i < 0 || static_cast<size_t>(i) >= plan_->pieces.size()) {
+      return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "no such piece"));
+    }
+    output_.resize(plan_->pieces[i].out_length);
+    return status_of(amn::run_piece(*plan_, i, files_, output_));
+  }
+
+  val piece_output() const { return byte_view(output_); }
+
+  void release_data() {
+    for (auto* s : sparse_) s->clear();
+    output_.clear();
+    output_.shrink_to_fit();
+  }
+
+ private:
+  amn::ParseLimits limits_;
+  bool bad_limits_ = false;
+  amn::FileSet files_;
+  std::vector<amn::SparseSource*> sparse_;  // owned by files_
+  std::optional<amn::Model> model_;
+  std::optional<amn::Plan> plan_;
+  std::vector<uint8_t> header_;
+  std::vector<uint8_t> output_;
+};
+
+std::string version() { return AMN_VERSION; }
+std::string active_impl() { return std::string(amn::active_impl_name()); }
+
+std::string error_codes() {
+  std::string o = "[";
+  for (int c = 0; c <= static_cast<int>(amn::ErrorCode::internal); ++c) {
+    if (c) o += ',';
+    amn::append_json_string(o, amn::error_code_name(static_cast<amn::ErrorCode>(c)));
+  }
+  return o + "]";
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(anamnesis) {
+  emscripten::function("version", &version);
+  emscripten::function("activeImpl", &active_impl);
+  emscripten::function("errorCodes", &error_codes);
+  emscripten::class_<Session>("Session")
+      .constructor<std::string>()
+      .function("addFile", &Session::add_file)
+      .function("addBytes", &Session::add_bytes)
+      .function("parse", &Session::parse)
+      .function("info", &Session::info)
+      .function("renderText", &Session::render_text)
+      .function("planConvert", &Session::plan_convert)
+      .function("planTensor", &Session::plan_tensor)
+      .function("planInfo", &Session::plan_info)
+      .function("outputHeader", &Session::output_header)
+      .function("pieceCount", &Session::piece_count)
+      .function("runPiece", &Session::run_piece)
+      .function("pieceOutput", &Session::piece_output)
+      .function("releaseData", &Session::release_data);
+}

@@ -1,0 +1,79 @@
+#include "cli/local_files.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "formats/open.h"
+
+namespace amn::cli {
+namespace fs = std::filesystem;
+namespace {
+
+Status add_file(FileSet& files, const fs::path& path) {
+  AMN_ASSIGN(auto source, MmapSource::open(path.string()));
+  files.add(path.filename().string(), std::move(source));
+  return {};
+}
+
+std::string stem_of(const fs::path& p) {
+  std::string name = p.filename().string();
+  for (std::string_view suffix : {".safetensors.index.json", ".index.json", ".safetensors"}) {
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return name.substr(0, name.size() - suffix.size());
+    }
+  }
+  return p.stem().string();
+}
+
+}  // namespace
+
+Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits) {
+  std::error_code ec;
+  fs::path p(path);
+  LocalModel out;
+  out.files = std::make_unique<FileSet>();
+  const auto status = fs::status(p, ec);
+  if (ec || !fs::exists(status)) return make_error(ErrorCode::io, "cannot open " + path + ": no such file or folder");
+  fs::path folder;
+  if (fs::is_directory(status)) {
+    folder = p;
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(p, ec)) {
+      if (entry.is_regular_file(ec)) names.push_back(entry.path().filename().string());
+    }
+    if (ec) return make_error(ErrorCode::io, "cannot list " + path + ": " + ec.message());
+    auto wanted = model_files_in_folder(names);
+    if (wanted.empty() || wanted.front() == kConfigFileName) {
+      return make_error(ErrorCode::io, path + " holds no model files (*.safetensors or *.safetensors.index.json)");
+    }
+    for (const auto& name : wanted) AMN_TRY(add_file(*out.files, folder / name));
+    out.stem = fs::absolute(p, ec).lexically_normal().filename().string();
+    if (out.stem.empty()) out.stem = fs::absolute(p, ec).parent_path().filename().string();
+  } else {
+    folder = p.parent_path();
+    AMN_TRY(add_file(*out.files, p));
+    const fs::path config = folder / kConfigFileName;
+    if (p.filename() != kConfigFileName && fs::is_regular_file(config, ec)) AMN_TRY(add_file(*out.files, config));
+    out.stem = stem_of(p);
+  }
+  out.folder = folder.empty() ? "." : folder.string();
+  // Shards named by an index are added as the parser asks for them.
+  for (int round = 0; round < 2; ++round) {
+    auto model = open_model(*out.files, limits);
+    if (model) {
+      out.model = std::move(model).value();
+      return out;
+    }
+    if (model.error().code != ErrorCode::need_files || round == 1) return std::move(model).error();
+    for (const auto& name : model.error().need_files) {
+      const fs::path shard = fs::path(out.folder) / name;
+      if (!fs::is_regular_file(shard, ec)) {
+        return make_error(ErrorCode::io, "shard " + name + " named by " + out.files->name(0) + " is missing from " + out.folder);
+      }
+      AMN_TRY(add_file(*out.files, shard));
+    }
+  }
+  return make_error(ErrorCode::internal, "open did not converge");
+}
+
+}  // namespace amn::cli

@@ -1,0 +1,30 @@
+// Output safety: bytes go to a temporary file beside the target, which is renamed into
+// place only after the last byte is written and flushed. On any error, or if the process
+// is interrupted, nothing is left at the target. An existing file is never replaced
+// unless `overwrite`, and never when it is one of the inputs.
+#pragma once
+#include <string>
+
+#include "convert/execute.h"
+#include "core/error.h"
+
+namespace amn::cli {
+
+class OutputFile final : public Sink {
+ public:
+  static Result<std::unique_ptr<OutputFile>> create(const std::string& target, bool overwrite);
+  ~OutputFile() override;  // removes the temporary file unless committed
+  Status write(std::span<const uint8_t> bytes) override;
+  Status commit();         // fsync, rename into place, fsync the folder
+  const std::string& target() const { return target_; }
+
+ private:
+  OutputFile(std::string target, std::string temp, int fd, bool overwrite)
+      : target_(std::move(target)), temp_(std::move(temp)), fd_(fd), overwrite_(overwrite) {}
+  std::string target_, temp_;
+  int fd_;
+  bool overwrite_;
+  bool committed_ = false;
+};
+
+}  // namespace amn::cli

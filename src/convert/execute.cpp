@@ -1,0 +1,44 @@
+#include "convert/execute.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/cast.h"
+
+namespace amn {
+
+Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out) {
+  if (i >= plan.pieces.size()) return make_error(ErrorCode::invalid_argument, "no such piece");
+  const Piece& p = plan.pieces[i];
+  if (out.size() != p.out_length) return make_error(ErrorCode::internal, "piece output buffer has the wrong size");
+  AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+  switch (p.kind) {
+    case PieceKind::copy:
+      if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
+      return {};
+    case PieceKind::cast:
+      cast_floats(p.from, p.to, in.data(), out.data(), p.count);
+      return {};
+  }
+  return make_error(ErrorCode::internal, "unknown piece kind");
+}
+
+Status execute_plan(const Plan& plan, std::span<const uint8_t> header, FileSet& files, Sink& sink,
+                    const ExecuteHooks& hooks) {
+  const uint64_t total = header.size() + plan.data_bytes;
+  uint64_t done = 0;
+  AMN_TRY(sink.write(header));
+  done += header.size();
+  std::vector<uint8_t> buffer;
+  for (size_t i = 0; i < plan.pieces.size(); ++i) {
+    if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "cancelled");
+    buffer.resize(plan.pieces[i].out_length);
+    AMN_TRY(run_piece(plan, i, files, buffer));
+    AMN_TRY(sink.write(buffer));
+    done += buffer.size();
+    if (hooks.progress) hooks.progress(done, total);
+  }
+  return {};
+}
+
+}  // namespace amn

@@ -1,0 +1,34 @@
+// Executing a plan: each piece reads its input range through the FileSet (sans-IO:
+// a SparseSource may answer need_bytes) and runs its kernel into the caller's buffer.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "convert/plan.h"
+#include "core/error.h"
+#include "core/source.h"
+
+namespace amn {
+
+// Runs piece `i` into `out` (exactly plan.pieces[i].out_length bytes).
+Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out);
+
+// Where a conversion's bytes go. The CLI's file sink writes to a temporary file and
+// renames it into place; the bindings hand bytes to JS instead.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual Status write(std::span<const uint8_t> bytes) = 0;
+};
+
+struct ExecuteHooks {
+  std::function<void(uint64_t done, uint64_t total)> progress;  // bytes of output
+  std::function<bool()> cancelled;
+};
+
+// Writes `header` then every piece in order. Memory: one piece at a time.
+Status execute_plan(const Plan& plan, std::span<const uint8_t> header, FileSet& files, Sink& sink,
+                    const ExecuteHooks& hooks = {});
+
+}  // namespace amn

@@ -1,0 +1,66 @@
+#include "convert/plan.h"
+
+#include <algorithm>
+
+namespace amn {
+namespace {
+
+void add_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
+  const bool cast = to != t.dtype;
+  const uint64_t in_size = dtype_info(t.dtype).block_bytes;
+  const uint64_t out_size = cast ? dtype_info(to).block_bytes : in_size;
+  // Elementwise: split by whole elements so no piece exceeds kMaxPieceBytes either side.
+  const uint64_t per_piece =
+      cast ? std::max<uint64_t>(1, kMaxPieceBytes / std::max(in_size, out_size)) : kMaxPieceBytes;
+  const uint64_t total = cast ? t.elements : t.nbytes;  // elements or bytes
+  uint64_t done = 0;
+  do {
+    const uint64_t n = std::min(per_piece, total - done);
+    Piece p;
+    p.kind = cast ? PieceKind::cast : PieceKind::copy;
+    p.tensor = index;
+    p.file = t.file;
+    p.from = t.dtype;
+    p.to = to;
+    p.count = n;
+    p.in_offset = t.offset + (cast ? done * in_size : done);
+    p.in_length = cast ? n * in_size : n;
+    p.out_length = cast ? n * out_size : n;
+    plan.pieces.push_back(p);
+    plan.data_bytes += p.out_length;
+    done += n;
+  } while (done < total);
+}
+
+void add_tensor(const TensorRecord& t, std::optional<DType> to, Plan& plan) {
+  const DType out = (to && is_castable_float(t.dtype)) ? *to : t.dtype;
+  TensorSpec o{t.name, out, t.shape, 0};
+  // Same element count, so the size in the target dtype cannot fail where the input did not.
+  o.nbytes = dtype_nbytes(out, t.elements).value();
+  const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
+  plan.tensors.push_back(std::move(o));
+  if (t.nbytes > 0) add_pieces(t, index, out, plan);
+}
+
+}  // namespace
+
+Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
+  if (options.dtype && *options.dtype != DType::BF16 && *options.dtype != DType::F16 &&
+      *options.dtype != DType::F32) {
+    return make_error(ErrorCode::invalid_argument, "target dtype must be bf16, f16 or f32");
+  }
+  Plan plan;
+  plan.metadata = model.metadata;
+  for (const auto& t : model.tensors) add_tensor(t, options.dtype, plan);
+  return plan;
+}
+
+Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
+  const TensorRecord* t = model.find(name);
+  if (!t) return make_error(ErrorCode::not_found, "no tensor named '" + std::string(name) + "'");
+  Plan plan;
+  add_tensor(*t, to, plan);
+  return plan;
+}
+
+}  // namespace amn

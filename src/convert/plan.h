@@ -1,0 +1,53 @@
+// Planning: Model + target -> Plan. A plan is the output's tensor list (so the output
+// header is known before any data is produced) and an ordered list of pieces; each piece
+// reads one input byte range and produces the next bytes of the output. Executing the
+// pieces in order and concatenating their outputs after the header gives the file.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/model.h"
+
+namespace amn {
+
+// A piece's output is at most this many bytes, so memory stays bounded by a piece
+// (elementwise work is split; a browser tab never holds a whole large tensor).
+inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
+
+enum class PieceKind : uint8_t { copy, cast };
+
+struct Piece {
+  PieceKind kind = PieceKind::copy;
+  uint32_t tensor = 0;   // index into Plan::tensors
+  uint32_t file = 0;     // input file
+  uint64_t in_offset = 0;
+  uint64_t in_length = 0;
+  uint64_t out_length = 0;
+  uint64_t count = 0;    // elements, for casts
+  DType from = DType::U8, to = DType::U8;
+};
+
+struct Plan {
+  std::vector<TensorSpec> tensors;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<Piece> pieces;
+  uint64_t data_bytes = 0;  // sum of piece outputs
+};
+
+struct ConvertOptions {
+  // Cast every floating tensor (F16, BF16, F32, F64) to this; others are copied as
+  // stored. nullopt keeps every dtype (a lossless re-write).
+  std::optional<DType> dtype;
+};
+
+Result<Plan> plan_convert(const Model& model, const ConvertOptions& options);
+
+// One tensor's bytes, cast to `to` when given and the tensor is a castable float.
+Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to);
+
+}  // namespace amn

@@ -1,0 +1,187 @@
+#include "formats/open.h"
+
+#include <algorithm>
+#include <map>
+
+#include <simdjson.h>
+
+#include "formats/safetensors/index.h"
+#include "formats/safetensors/parse.h"
+
+namespace amn {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Error with_file_prefix(const std::string& file, Error e) {
+  if (e.code != ErrorCode::need_bytes && e.code != ErrorCode::need_files) {
+    e.message = file + ": " + e.message;
+  }
+  return e;
+}
+
+// Reads config.json if the set holds one; a broken config is a warning, not a failure:
+// the tensors are still readable without it.
+Status read_config(FileSet& files, const ParseLimits& limits, Model& model) {
+  auto id = files.find(kConfigFileName);
+  if (!id) return {};
+  const uint64_t size = files.size(*id);
+  if (size > kHardMaxSafetensorsHeader || size > limits.max_single_alloc) {
+    model.warnings.push_back("config.json is larger than the header limit; ignored");
+    return {};
+  }
+  AMN_ASSIGN(auto text, files.read(*id, 0, size));
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (auto err = parser.parse(text.data(), text.size(), true).get(root)) {
+    model.warnings.push_back(std::string("config.json is not valid JSON (") +
+                             simdjson::error_message(err) + "); ignored");
+    return {};
+  }
+  if (!root.is_object()) {
+    model.warnings.push_back("config.json is not a JSON object; ignored");
+    return {};
+  }
+  model.config_json = simdjson::minify(root);
+  return {};
+}
+
+Status add_shard(FileSet& files, uint32_t id, const ParseLimits& limits, Model& model,
+                 std::map<std::string, uint32_t, std::less<>>& owner) {
+  auto header = parse_safetensors(files, id, limits);
+  if (!header) return with_file_prefix(files.name(id), std::move(header).error());
+  model.files[id].header_bytes = header->header_bytes;
+  for (auto& kv : header->metadata) {
+    bool present = std::any_of(model.metadata.begin(), model.metadata.end(),
+                               [&](const auto& m) { return m.first == kv.first; });
+    if (!present) model.metadata.push_back(std::move(kv));
+  }
+  for (auto& t : header->tensors) {
+    auto [it, inserted] = owner.emplace(t.name, id);
+    if (!inserted) {
+      return make_error(ErrorCode::parse, "tensor '" + t.name + "' appears in both " +
+                                              files.name(it->second) + " and " + files.name(id));
+    }
+    model.tensors.push_back(std::move(t));
+  }
+  return {};
+}
+
+// Parses every shard before failing on need_bytes, so one round asks for all headers.
+Status add_shards(FileSet& files, const std::vector<uint32_t>& ids, const ParseLimits& limits,
+                  Model& model, std::map<std::string, uint32_t, std::less<>>& owner) {
+  std::vector<ByteRange> need;
+  for (uint32_t id : ids) {
+    auto st = add_shard(files, id, limits, model, owner);
+    if (!st) {
+      if (st.error().code != ErrorCode::need_bytes) return std::move(st).error();
+      need.insert(need.end(), st.error().need_bytes.begin(), st.error().need_bytes.end());
+    }
+  }
+  if (need.empty()) return {};
+  Error e = make_error(ErrorCode::need_bytes, "shard headers not yet available");
+  e.need_bytes = std::move(need);
+  return e;
+}
+
+Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
+  Model model;
+  model.format = "safetensors";
+  for (uint32_t i = 0; i < files.count(); ++i) model.files.push_back({files.name(i), files.size(i), 0});
+  std::map<std::string, uint32_t, std::less<>> owner;
+
+  const std::string& entry = files.name(0);
+  if (ends_with(entry, ".index.json")) {
+    AMN_ASSIGN(auto index, parse_safetensors_index(files, 0, limits));
+    std::vector<std::string> missing;
+    std::vector<uint32_t> ids;
+    for (const auto& shard : index.shards) {
+      auto id = files.find(shard);
+      if (!id) missing.push_back(shard);
+      else ids.push_back(*id);
+    }
+    if (!missing.empty()) {
+      Error e = make_error(ErrorCode::need_files, entry + " names shards that are not open: " + missing.front() +
+                                                      (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : ""));
+      e.need_files = std::move(missing);
+      return e;
+    }
+    AMN_TRY(add_shards(files, ids, limits, model, owner));
+    for (const auto& [tensor, shard] : index.weight_map) {
+      auto it = owner.find(tensor);
+      if (it == owner.end()) {
+        return make_error(ErrorCode::parse, entry + ": tensor '" + tensor + "' is mapped to " + shard +
+                                                ", which does not hold it");
+      }
+      if (files.name(it->second) != shard) {
+        return make_error(ErrorCode::parse, entry + ": tensor '" + tensor + "' is mapped to " + shard +
+                                                " but is stored in " + files.name(it->second));
+      }
+    }
+    if (owner.size() != index.weight_map.size()) {
+      for (const auto& t : model.tensors) {
+        bool listed = std::any_of(index.weight_map.begin(), index.weight_map.end(),
+                                  [&](const auto& w) { return w.first == t.name; });
+        if (!listed) {
+          return make_error(ErrorCode::parse, entry + ": shard " + files.name(t.file) + " holds tensor '" +
+                                                  t.name + "' that the index does not list");
+        }
+      }
+    }
+    model.index_name = entry;
+    model.sharded = true;
+  } else {
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < files.count(); ++i) {
+      if (i == 0 || ends_with(files.name(i), ".safetensors")) ids.push_back(i);
+    }
+    std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return files.name(a) < files.name(b); });
+    if (ids.size() == 1) {
+      AMN_ASSIGN(auto header, parse_safetensors(files, 0, limits));
+      model.files[0].header_bytes = header.header_bytes;
+      model.metadata = std::move(header.metadata);
+      model.tensors = std::move(header.tensors);
+    } else {
+      AMN_TRY(add_shards(files, ids, limits, model, owner));
+    }
+    model.sharded = ids.size() > 1;
+  }
+  AMN_TRY(read_config(files, limits, model));
+  return model;
+}
+
+}  // namespace
+
+Result<Model> open_model(FileSet& files, const ParseLimits& limits) {
+  if (files.count() == 0) return make_error(ErrorCode::invalid_argument, "no file to open");
+  const std::string& entry = files.name(0);
+  if (!ends_with(entry, ".index.json") && !ends_with(entry, ".safetensors")) {
+    // Unknown extension: decide by content. The window is the one the parser reads first.
+    const uint64_t size = files.size(0);
+    AMN_ASSIGN(auto head, files.read(0, 0, std::min(size, kSafetensorsReadAhead)));
+    if (!looks_like_safetensors(head, size)) {
+      return make_error(ErrorCode::unsupported,
+                        entry + ": not a recognised tensor file (supported: safetensors, sharded safetensors)", 0);
+    }
+  }
+  return open_safetensors(files, limits);
+}
+
+std::vector<std::string> model_files_in_folder(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> out, shards;
+  for (const auto& n : names) {
+    if (ends_with(n, ".safetensors.index.json")) out.push_back(n);
+    else if (ends_with(n, ".safetensors")) shards.push_back(n);
+  }
+  if (out.size() > 1) out.clear();  // several indexes: ambiguous, fall back to the shards
+  out.insert(out.end(), shards.begin(), shards.end());
+  if (!out.empty() && std::find(names.begin(), names.end(), kConfigFileName) != names.end()) {
+    out.push_back(kConfigFileName);
+  }
+  return out;
+}
+
+}  // namespace amn

@@ -1,0 +1,240 @@
+#include "formats/safetensors/parse.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include <simdjson.h>
+
+#include "core/checked.h"
+
+namespace amn {
+namespace {
+
+uint64_t load_le64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+Error header_error(std::string message, uint64_t offset = 8) {
+  return make_error(ErrorCode::parse, "safetensors: " + std::move(message), offset);
+}
+
+std::string quote_name(std::string_view name) {
+  std::string out = "'";
+  // Names are shown as they are, but control characters would garble one-line errors.
+  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20) ? '?' : static_cast<char>(c);
+  if (name.size() > 200) out += "...";
+  return out + "'";
+}
+
+// Reads a non-negative JSON integer (shape dims and offsets are usize in the reference).
+bool get_uint(simdjson::dom::element e, uint64_t& out) {
+  if (e.is_uint64()) return !e.get_uint64().get(out);
+  if (e.is_int64()) {
+    int64_t v;
+    if (e.get_int64().get(v) || v < 0) return false;
+    out = static_cast<uint64_t>(v);
+    return true;
+  }
+  return false;
+}
+
+Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_t data_start,
+                    uint32_t file, TensorRecord& out) {
+  simdjson::dom::object obj;
+  if (value.get_object().get(obj)) {
+    return header_error("entry for tensor " + quote_name(name) + " is not an object");
+  }
+  out.name = std::string(name);
+  out.file = file;
+  bool have_dtype = false, have_shape = false, have_offsets = false;
+  uint64_t begin = 0, end = 0;
+  for (auto field : obj) {
+    if (field.key == "dtype") {
+      std::string_view s;
+      if (field.value.get_string().get(s)) {
+        return header_error("dtype of tensor " + quote_name(name) + " is not a string");
+      }
+      auto dt = dtype_from_name(s);
+      if (!dt) return header_error("unknown dtype \"" + std::string(s.substr(0, 40)) + "\" for tensor " + quote_name(name));
+      out.dtype = *dt;
+      have_dtype = true;
+    } else if (field.key == "shape") {
+      simdjson::dom::array arr;
+      if (field.value.get_array().get(arr)) {
+        return header_error("shape of tensor " + quote_name(name) + " is not an array");
+      }
+      out.shape.clear();
+      for (auto d : arr) {
+        uint64_t dim;
+        if (!get_uint(d, dim)) {
+          return header_error("shape of tensor " + quote_name(name) + " has a dimension that is not a non-negative integer");
+        }
+        if (out.shape.size() >= kHardMaxDims) {
+          return make_error(ErrorCode::limit, "safetensors: tensor " + quote_name(name) + " has more than " + std::to_string(kHardMaxDims) + " dimensions", 8);
+        }
+        out.shape.push_back(dim);
+      }
+      have_shape = true;
+    } else if (field.key == "data_offsets") {
+      simdjson::dom::array arr;
+      if (field.value.get_array().get(arr) || arr.size() != 2 || !get_uint(arr.at(0).value_unsafe(), begin) ||
+          !get_uint(arr.at(1).value_unsafe(), end)) {
+        return header_error("data_offsets of tensor " + quote_name(name) + " must be two non-negative integers");
+      }
+      have_offsets = true;
+    }
+    // Other keys are ignored, as serde does for the reference's TensorInfo.
+  }
+  if (!have_dtype) return header_error("tensor " + quote_name(name) + " has no dtype");
+  if (!have_shape) return header_error("tensor " + quote_name(name) + " has no shape");
+  if (!have_offsets) return header_error("tensor " + quote_name(name) + " has no data_offsets");
+  if (end < begin) {
+    return header_error("data_offsets of tensor " + quote_name(name) + " end before they begin (" +
+                        std::to_string(begin) + " > " + std::to_string(end) + ")");
+  }
+  uint64_t elements = 1;
+  for (uint64_t d : out.shape) {
+    auto m = checked_mul(elements, d);
+    if (!m) return header_error("element count of tensor " + quote_name(name) + " overflows 64 bits");
+    elements = *m;
+  }
+  out.elements = elements;
+  auto nbytes = dtype_nbytes(out.dtype, elements);
+  if (!nbytes) return header_error("tensor " + quote_name(name) + ": " + nbytes.error().message);
+  if (*nbytes != end - begin) {
+    return header_error("tensor " + quote_name(name) + " spans " + std::to_string(end - begin) +
+                        " bytes but its dtype and shape need " + std::to_string(*nbytes) +
+                        " (" + std::string(dtype_name(out.dtype)) + ", " + std::to_string(elements) +
+                        " elements)");
+  }
+  out.nbytes = *nbytes;
+  auto abs = checked_add(data_start, begin);
+  if (!abs || !checked_add(data_start, end)) {
+    return header_error("data_offsets of tensor " + quote_name(name) + " overflow");
+  }
+  out.offset = *abs;
+  return {};
+}
+
+}  // namespace
+
+bool looks_like_safetensors(std::span<const uint8_t> head, uint64_t file_size) {
+  if (head.size() < 9 || file_size < 9) return false;
+  const uint64_t n = load_le64(head.data());
+  if (n == 0 || n > file_size - 8) return false;
+  return head[8] == '{';
+}
+
+Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
+                                            const ParseLimits& requested) {
+  const ParseLimits limits = effective_limits(requested);
+  const uint64_t size = files.size(file);
+  if (size < 8) {
+    return make_error(ErrorCode::parse, "safetensors: file is " + std::to_string(size) +
+                                            " bytes, too short for the 8-byte header length", 0);
+  }
+  // Ask for a generous first window, so most headers arrive in one round trip.
+  AMN_ASSIGN(auto head, files.read(file, 0, std::min(size, kSafetensorsReadAhead)));
+  const uint64_t n = load_le64(head.data());
+  if (n > kHardMaxSafetensorsHeader) {
+    return make_error(ErrorCode::limit,
+                      "safetensors: header length " + std::to_string(n) +
+                          " exceeds the format's maximum of 100000000 bytes", 0);
+  }
+  if (n > size - 8) {
+    return make_error(ErrorCode::parse,
+                      "safetensors: header length " + std::to_string(n) +
+                          " runs past the end of the file (" + std::to_string(size) + " bytes)", 0);
+  }
+  if (n > limits.max_single_alloc) {
+    return make_error(ErrorCode::limit, "safetensors: header length " + std::to_string(n) +
+                                            " exceeds max_single_alloc", 0);
+  }
+  if (n < 2) return header_error("header of " + std::to_string(n) + " bytes cannot hold a JSON object");
+  AMN_ASSIGN(auto text, files.read(file, 8, n));
+  if (text[0] != '{') return header_error("header does not start with '{'");
+
+  simdjson::dom::parser parser;
+  // Tensor entries nest 3 deep; anything deeper than this is not a safetensors header.
+  if (parser.allocate(n, 16)) return make_error(ErrorCode::limit, "safetensors: cannot allocate the JSON parser");
+  simdjson::dom::element root;
+  if (auto err = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root)) {
+    if (err == simdjson::UTF8_ERROR) return header_error("header is not valid UTF-8");
+    if (err == simdjson::DEPTH_ERROR) return header_error("header JSON nests too deeply");
+    return header_error(std::string("header is not valid JSON: ") + simdjson::error_message(err));
+  }
+  simdjson::dom::object obj;
+  if (root.get_object().get(obj)) return header_error("header JSON is not an object");
+  if (obj.size() > limits.max_item_count) {
+    return make_error(ErrorCode::limit, "safetensors: header lists more than " +
+                                            std::to_string(limits.max_item_count) + " entries", 8);
+  }
+
+  SafetensorsHeader out;
+  out.header_bytes = 8 + n;
+  std::unordered_set<std::string_view> seen;
+  for (auto field : obj) {
+    if (!seen.insert(field.key).second) {
+      return header_error("duplicate tensor name " + quote_name(field.key));
+    }
+    if (field.key.size() > kHardMaxNameBytes) {
+      return make_error(ErrorCode::limit, "safetensors: a tensor name is longer than 64 KiB", 8);
+    }
+    if (field.key == "__metadata__") {
+      if (field.value.is_null()) continue;  // serde reads a null Option as absent
+      simdjson::dom::object meta;
+      if (field.value.get_object().get(meta)) return header_error("__metadata__ is not an object");
+      for (auto kv : meta) {
+        std::string_view v;
+        if (kv.value.get_string().get(v)) {
+          return header_error("__metadata__ value for key " + quote_name(kv.key) + " is not a string");
+        }
+        out.metadata.emplace_back(std::string(kv.key), std::string(v));
+      }
+      continue;
+    }
+    TensorRecord rec;
+    AMN_TRY(parse_tensor(field.key, field.value, out.header_bytes, file, rec));
+    out.tensors.push_back(std::move(rec));
+  }
+
+  // The data section must be covered exactly: contiguous from 0, no holes, no overlaps.
+  std::sort(out.tensors.begin(), out.tensors.end(),
+            [](const TensorRecord& a, const TensorRecord& b) {
+              return a.offset != b.offset ? a.offset < b.offset : a.nbytes < b.nbytes;
+            });
+  uint64_t pos = out.header_bytes;
+  const TensorRecord* prev = nullptr;
+  for (const auto& t : out.tensors) {
+    if (t.offset > pos) {
+      if (!prev) {
+        return header_error("first tensor " + quote_name(t.name) + " starts at data offset " +
+                            std::to_string(t.offset - out.header_bytes) + "; the data section must start at 0");
+      }
+      return header_error("hole in the data section between " + quote_name(prev->name) + " (ends at " +
+                          std::to_string(pos - out.header_bytes) + ") and " + quote_name(t.name) +
+                          " (starts at " + std::to_string(t.offset - out.header_bytes) + ")");
+    }
+    if (t.offset < pos) {
+      return header_error("tensors " + quote_name(prev ? prev->name : std::string_view("?")) + " and " +
+                          quote_name(t.name) + " overlap");
+    }
+    pos = t.offset + t.nbytes;
+    prev = &t;
+  }
+  if (pos != size) {
+    const uint64_t data = size - out.header_bytes, covered = pos - out.header_bytes;
+    if (covered < data) {
+      return header_error("data section has " + std::to_string(data) + " bytes but the tensors cover only " +
+                          std::to_string(covered) + " (trailing bytes)", pos);
+    }
+    return header_error("tensors need " + std::to_string(covered) + " data bytes but the file holds only " +
+                        std::to_string(data) + " (truncated)", size);
+  }
+  return out;
+}
+
+}  // namespace amn

@@ -1,0 +1,129 @@
+#include <algorithm>
+#include <map>
+
+#include "core/json.h"
+#include "report/report.h"
+
+namespace amn {
+namespace {
+
+void append_uint_array(std::string& out, const std::vector<uint64_t>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(v[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::vector<DTypeRow> dtype_histogram(const Model& model) {
+  std::map<DType, DTypeRow> rows;
+  for (const auto& t : model.tensors) {
+    auto& r = rows[t.dtype];
+    r.dtype = t.dtype;
+    r.tensors += 1;
+    r.parameters += t.elements;
+    r.bytes += t.nbytes;
+  }
+  std::vector<DTypeRow> out;
+  for (auto& [k, v] : rows) out.push_back(v);
+  std::stable_sort(out.begin(), out.end(), [](const DTypeRow& a, const DTypeRow& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+std::string model_info_json(const Model& model) {
+  std::string o = "{\n";
+  auto key = [&](std::string_view k, int indent = 2) {
+    o.append(indent, ' ');
+    append_json_string(o, k);
+    o += ": ";
+  };
+  key("amn_info_version");
+  o += "1,\n";
+  key("format");
+  append_json_string(o, model.format);
+  o += ",\n";
+  key("sharded");
+  o += model.sharded ? "true,\n" : "false,\n";
+  key("index");
+  if (model.index_name.empty()) o += "null";
+  else append_json_string(o, model.index_name);
+  o += ",\n";
+  key("files");
+  o += "[";
+  for (size_t i = 0; i < model.files.size(); ++i) {
+    const auto& f = model.files[i];
+    o += i ? ",\n    {" : "\n    {";
+    o += "\"name\": ";
+    append_json_string(o, f.name);
+    o += ", \"size\": " + std::to_string(f.size) + ", \"header_bytes\": " + std::to_string(f.header_bytes) + "}";
+  }
+  o += model.files.empty() ? "],\n" : "\n  ],\n";
+  key("metadata");
+  if (model.metadata.empty()) {
+    o += "{},\n";
+  } else {
+    o += "{";
+    for (size_t i = 0; i < model.metadata.size(); ++i) {
+      o += i ? ",\n" : "\n";
+      key(model.metadata[i].first, 4);
+      append_json_string(o, model.metadata[i].second);
+    }
+    o += "\n  },\n";
+  }
+  key("config");
+  o += model.config_json.empty() ? std::string("null") : model.config_json;
+  o += ",\n";
+  key("warnings");
+  o += "[";
+  for (size_t i = 0; i < model.warnings.size(); ++i) {
+    if (i) o += ", ";
+    append_json_string(o, model.warnings[i]);
+  }
+  o += "],\n";
+  key("tensors");
+  o += "[";
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const auto& t = model.tensors[i];
+    const uint64_t data_start = model.files[t.file].header_bytes;
+    o += i ? ",\n    {" : "\n    {";
+    o += "\"name\": ";
+    append_json_string(o, t.name);
+    o += ", \"dtype\": ";
+    append_json_string(o, dtype_name(t.dtype));
+    o += ", \"shape\": ";
+    append_uint_array(o, t.shape);
+    o += ", \"parameters\": " + std::to_string(t.elements);
+    o += ", \"file\": " + std::to_string(t.file);
+    o += ", \"offset\": " + std::to_string(t.offset);
+    o += ", \"data_offsets\": [" + std::to_string(t.offset - data_start) + ", " +
+         std::to_string(t.offset - data_start + t.nbytes) + "]";
+    o += ", \"nbytes\": " + std::to_string(t.nbytes) + "}";
+  }
+  o += model.tensors.empty() ? "],\n" : "\n  ],\n";
+  uint64_t file_bytes = 0;
+  for (const auto& f : model.files) file_bytes += f.size;
+  key("parameters");
+  o += std::to_string(model.parameter_count()) + ",\n";
+  key("total_bytes");
+  o += std::to_string(model.tensor_bytes()) + ",\n";
+  key("file_bytes");
+  o += std::to_string(file_bytes) + ",\n";
+  key("dtypes");
+  o += "[";
+  auto hist = dtype_histogram(model);
+  for (size_t i = 0; i < hist.size(); ++i) {
+    o += i ? ",\n    {" : "\n    {";
+    o += "\"dtype\": ";
+    append_json_string(o, dtype_name(hist[i].dtype));
+    o += ", \"tensors\": " + std::to_string(hist[i].tensors) + ", \"parameters\": " +
+         std::to_string(hist[i].parameters) + ", \"bytes\": " + std::to_string(hist[i].bytes) + "}";
+  }
+  o += hist.empty() ? "]\n" : "\n  ]\n";
+  o += "}\n";
+  return o;
+}
+
+}  // namespace amn

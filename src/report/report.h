@@ -1,0 +1,31 @@
+// What a user reads about a model. Produced here, once, so the native CLI, the Node
+// CLI and the npm package print the very same bytes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace amn {
+
+struct DTypeRow {
+  DType dtype = DType::F32;
+  uint64_t tensors = 0, parameters = 0, bytes = 0;
+};
+// Tensors, parameters and bytes per dtype, largest byte share first.
+std::vector<DTypeRow> dtype_histogram(const Model& model);
+
+// The model-info document (docs/json-schema.md), pretty-printed, ending in a newline.
+std::string model_info_json(const Model& model);
+
+// Human output of `amn inspect` (summary, dtype histogram, tensor table).
+std::string render_inspect(const Model& model);
+// Human output of `amn parse` (files and every record with its byte range).
+std::string render_parse(const Model& model);
+
+// "512 B", "60.5 KiB", "1.2 GiB".
+std::string human_bytes(uint64_t n);
+// "1,234,567".
+std::string grouped(uint64_t n);
+
+}  // namespace amn

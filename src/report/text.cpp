@@ -1,0 +1,142 @@
+#include <cstdio>
+
+#include "report/report.h"
+
+namespace amn {
+namespace {
+
+// A plain text table: columns sized to their widest cell; numbers right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::vector<bool> right)
+      : right_(std::move(right)) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render() const {
+    std::vector<size_t> width(right_.size(), 0);
+    for (const auto& r : rows_)
+      for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], display_width(r[c]));
+    std::string out;
+    for (const auto& r : rows_) {
+      std::string line;
+      for (size_t c = 0; c < r.size(); ++c) {
+        const size_t pad = width[c] - display_width(r[c]);
+        if (c) line += "  ";
+        if (right_[c]) line.append(pad, ' ');
+        line += r[c];
+        if (!right_[c] && c + 1 < r.size()) line.append(pad, ' ');
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  // UTF-8 code points, so non-ASCII names do not skew the columns.
+  static size_t display_width(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  }
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string shape_text(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string short_count(uint64_t n) {
+  const char* units[] = {"", "K", "M", "B", "T"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+  else std::snprintf(buf, sizeof buf, "%.2f%s", v, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+std::string human_bytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (n < 1024) return std::to_string(n) + " B";
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string grouped(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string render_inspect(const Model& model) {
+  std::string out;
+  uint64_t file_bytes = 0;
+  for (const auto& f : model.files) file_bytes += f.size;
+  Table summary({"format", model.format + (model.sharded ? " (sharded)" : "")}, {false, false});
+  summary.add({"files", std::to_string(model.files.size()) + " (" + human_bytes(file_bytes) + ")"});
+  if (!model.index_name.empty()) summary.add({"index", model.index_name});
+  summary.add({"tensors", grouped(model.tensors.size())});
+  summary.add({"parameters", short_count(model.parameter_count()) + " (" + grouped(model.parameter_count()) + ")"});
+  summary.add({"tensor data", human_bytes(model.tensor_bytes())});
+  for (const auto& [k, v] : model.metadata) summary.add({"metadata", k + " = " + v});
+  summary.add({"config.json", model.config_json.empty() ? "absent" : "present"});
+  out += summary.render();
+  for (const auto& w : model.warnings) out += "warning: " + w + "\n";
+
+  out += "\n";
+  Table dtypes({"dtype", "tensors", "parameters", "size"}, {false, true, true, true});
+  for (const auto& r : dtype_histogram(model)) {
+    dtypes.add({std::string(dtype_name(r.dtype)), grouped(r.tensors), grouped(r.parameters), human_bytes(r.bytes)});
+  }
+  out += dtypes.render();
+
+  out += "\n";
+  Table tensors({"name", "dtype", "shape", "parameters", "size"}, {false, false, false, true, true});
+  for (const auto& t : model.tensors) {
+    tensors.add({t.name, std::string(dtype_name(t.dtype)), shape_text(t.shape), grouped(t.elements), human_bytes(t.nbytes)});
+  }
+  out += tensors.render();
+  return out;
+}
+
+std::string render_parse(const Model& model) {
+  std::string out;
+  Table files({"file", "name", "bytes", "header"}, {true, false, true, true});
+  for (size_t i = 0; i < model.files.size(); ++i) {
+    const auto& f = model.files[i];
+    files.add({std::to_string(i), f.name, std::to_string(f.size), std::to_string(f.header_bytes)});
+  }
+  out += files.render();
+  out += "\n";
+  Table records({"name", "dtype", "shape", "file", "offset", "end", "bytes"},
+                {false, false, false, true, true, true, true});
+  for (const auto& t : model.tensors) {
+    records.add({t.name, std::string(dtype_name(t.dtype)), shape_text(t.shape), std::to_string(t.file),
+                 std::to_string(t.offset), std::to_string(t.offset + t.nbytes), std::to_string(t.nbytes)});
+  }
+  out += records.render();
+  return out;
+}
+
+}  // namespace amn

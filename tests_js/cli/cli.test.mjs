@@ -1,0 +1,189 @@
+// The native `amn` as a process: exit codes, error lines, output safety, and that the
+// native CLI, the Node CLI (npm/bin/amn.js, WASM) print identical bytes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync, copyFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const AMN = join(root, 'build/native/amn');
+const NODE_AMN = join(root, 'npm/bin/amn.js');
+const fx = (p) => join(root, 'fixtures', p);
+const TINY = fx('models/tiny-mlp/model.safetensors');
+const SHARDED = fx('models/tiny-sharded');
+
+function amn(args, opts = {}) {
+  const r = spawnSync(AMN, args, { encoding: opts.encoding ?? 'utf8', ...opts });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+function nodeAmn(args) {
+  const r = spawnSync(process.execPath, [NODE_AMN, ...args], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+const tmp = () => mkdtempSync(join(tmpdir(), 'amn-cli-'));
+
+// Tensor bytes of a safetensors file, by name (an independent reader: plain JSON.parse).
+function tensorsOf(path) {
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    out[name] = { dtype: t.dtype, shape: t.shape, bytes: buf.subarray(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]) };
+  }
+  return { header, tensors: out };
+}
+
+test('the binary exists (build it with `make native`)', () => {
+  assert.ok(existsSync(AMN), `${AMN} is missing`);
+});
+
+test('--version and --help exit 0; usage errors exit 2', () => {
+  const v = amn(['--version']);
+  assert.equal(v.code, 0);
+  assert.match(v.out, /^amn \d+\.\d+\.\d+ \(kernels: \w+\)/);
+  assert.equal(amn(['--help']).code, 0);
+  assert.match(amn(['--help']).out, /inspect/);
+  assert.equal(amn([]).code, 2);
+  assert.equal(amn(['inspect']).code, 2);
+  assert.equal(amn(['inspect', TINY, '--bogus']).code, 2);
+  assert.equal(amn(['remember', TINY, '--to', 'q4']).code, 2);
+});
+
+test('errors are one line with a stable code and exit 1', () => {
+  const r = amn(['inspect', '/nonexistent/model.safetensors']);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /^amn: error \[io\]: .+\n$/);
+  const dir = tmp();
+  writeFileSync(join(dir, 'bad.safetensors'), Buffer.from([1, 2, 3]));
+  const b = amn(['inspect', join(dir, 'bad.safetensors')]);
+  assert.equal(b.code, 1);
+  assert.match(b.err, /^amn: error \[parse\]: safetensors: file is 3 bytes, too short/);
+});
+
+test('every broken fixture is rejected with its code and message', () => {
+  const manifest = JSON.parse(readFileSync(fx('safetensors/broken/manifest.json'), 'utf8'));
+  const entries = Array.isArray(manifest) ? manifest : manifest.files ?? Object.values(manifest);
+  assert.ok(entries.length >= 15, 'expected at least 15 broken fixtures');
+  for (const e of entries) {
+    const r = amn(['inspect', fx(`safetensors/broken/${e.file}`)]);
+    assert.equal(r.code, 1, `${e.file} should fail`);
+    assert.match(r.err, new RegExp(`^amn: error \\[${e.code}\\]: `), `${e.file}: ${r.err}`);
+    assert.ok(r.err.toLowerCase().includes(e.contains.toLowerCase()), `${e.file}: "${r.err.trim()}" lacks "${e.contains}"`);
+  }
+});
+
+test('inspect prints the summary and every tensor; info is an alias', () => {
+  const r = amn(['inspect', TINY]);
+  assert.equal(r.code, 0, r.err);
+  const info = JSON.parse(amn(['inspect', TINY, '--json']).out);
+  assert.match(r.out, /^format\s+safetensors/m);
+  for (const t of info.tensors) assert.ok(r.out.includes(t.name), `table lacks ${t.name}`);
+  assert.equal(amn(['info', TINY]).out, r.out);
+  assert.match(amn(['parse', TINY]).out, /offset/);
+});
+
+test('--json is the documented schema', () => {
+  const info = JSON.parse(amn(['inspect', TINY, '--json']).out);
+  for (const k of ['amn_info_version', 'format', 'sharded', 'files', 'metadata', 'config', 'tensors', 'parameters', 'total_bytes', 'file_bytes', 'dtypes']) {
+    assert.ok(k in info, `missing ${k}`);
+  }
+  assert.equal(info.format, 'safetensors');
+  assert.notEqual(info.config, null, 'the sibling config.json is read');
+  const t = info.tensors[0];
+  for (const k of ['name', 'dtype', 'shape', 'parameters', 'file', 'offset', 'data_offsets', 'nbytes']) assert.ok(k in t, `tensor lacks ${k}`);
+  assert.equal(info.parameters, info.tensors.reduce((a, t) => a + t.parameters, 0));
+  assert.equal(info.total_bytes, info.tensors.reduce((a, t) => a + t.nbytes, 0));
+  assert.equal(amn(['parse', TINY, '--json']).out, amn(['inspect', TINY, '--json']).out);
+});
+
+test('a sharded folder and its index open as one model', () => {
+  const viaDir = JSON.parse(amn(['inspect', SHARDED, '--json']).out);
+  const viaIndex = JSON.parse(amn(['inspect', join(SHARDED, 'model.safetensors.index.json'), '--json']).out);
+  assert.equal(viaDir.sharded, true);
+  assert.equal(viaDir.index, 'model.safetensors.index.json');
+  assert.deepEqual(viaDir.tensors, viaIndex.tensors);
+  assert.ok(new Set(viaDir.tensors.map((t) => t.file)).size >= 3);
+});
+
+test('remember writes <stem>-bf16.safetensors atomically and refuses to overwrite', () => {
+  const dir = tmp();
+  const input = join(dir, 'model.safetensors');
+  copyFileSync(TINY, input);
+  const before = readFileSync(input);
+  const r = amn(['remember', input]);
+  assert.equal(r.code, 0, r.err);
+  const out = join(dir, 'model-bf16.safetensors');
+  assert.ok(existsSync(out));
+  assert.deepEqual(readFileSync(input), before, 'the input is untouched');
+  const written = readFileSync(out);
+  const again = amn(['remember', input]);
+  assert.equal(again.code, 1);
+  assert.match(again.err, /^amn: error \[exists\]: /);
+  assert.deepEqual(readFileSync(out), written);
+  assert.equal(amn(['remember', input, '--force', '-q']).code, 0);
+  const refuse = amn(['convert', input, '--to', 'safetensors', '-o', input, '--force']);
+  assert.equal(refuse.code, 1);
+  assert.match(refuse.err, /input/);
+  assert.deepEqual(readFileSync(input), before);
+  assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('.amn-tmp')), []);
+  // The output is a valid safetensors file whose floats are BF16 and the rest unchanged.
+  const src = tensorsOf(input), dst = tensorsOf(out);
+  for (const [name, t] of Object.entries(src.tensors)) {
+    const isFloat = ['F16', 'BF16', 'F32', 'F64'].includes(t.dtype);
+    assert.equal(dst.tensors[name].dtype, isFloat ? 'BF16' : t.dtype, name);
+    assert.deepEqual(dst.tensors[name].shape, t.shape);
+    if (!isFloat) assert.deepEqual(dst.tensors[name].bytes, t.bytes);
+  }
+  assert.equal(amn(['inspect', out]).code, 0);
+});
+
+test('a failing conversion leaves nothing behind', () => {
+  const dir = tmp();
+  writeFileSync(join(dir, 'bad.safetensors'), readFileSync(fx('safetensors/broken/' + readdirSync(fx('safetensors/broken')).find((n) => n.endsWith('.safetensors')))));
+  const r = amn(['remember', join(dir, 'bad.safetensors')]);
+  assert.equal(r.code, 1);
+  assert.deepEqual(readdirSync(dir), ['bad.safetensors']);
+});
+
+test('convert without --dtype is lossless', () => {
+  const dir = tmp();
+  const out = join(dir, 'copy.safetensors');
+  assert.equal(amn(['convert', TINY, '--to', 'safetensors', '-o', out]).code, 0);
+  const src = tensorsOf(TINY), dst = tensorsOf(out);
+  assert.deepEqual(Object.keys(dst.tensors).sort(), Object.keys(src.tensors).sort());
+  for (const [name, t] of Object.entries(src.tensors)) {
+    assert.equal(dst.tensors[name].dtype, t.dtype);
+    assert.deepEqual(dst.tensors[name].bytes, t.bytes, name);
+  }
+  assert.deepEqual(dst.header.__metadata__, src.header.__metadata__);
+});
+
+// Every valid fixture: native and WASM (through the Node CLI) print identical JSON and
+// human output, and write identical bytes.
+test('native and WASM agree byte for byte on every valid fixture', () => {
+  const valid = readdirSync(fx('safetensors/valid')).filter((n) => n.endsWith('.safetensors')).map((n) => fx(`safetensors/valid/${n}`));
+  const inputs = [...valid, TINY, SHARDED];
+  assert.ok(valid.length >= 5);
+  const dir = tmp();
+  for (const input of inputs) {
+    for (const verb of [['inspect', '--json'], ['inspect'], ['parse']]) {
+      const a = amn([verb[0], input, ...verb.slice(1)]);
+      const b = nodeAmn([verb[0], input, ...verb.slice(1)]);
+      assert.equal(a.code, 0, `${input}: ${a.err}`);
+      assert.equal(b.code, 0, `${input} (node): ${b.err}`);
+      assert.equal(b.out, a.out, `${verb.join(' ')} ${input}`);
+    }
+    for (const dtype of ['bf16', 'f16', 'f32']) {
+      const outA = join(dir, `a-${dtype}.safetensors`), outB = join(dir, `b-${dtype}.safetensors`);
+      assert.equal(amn(['remember', input, '--to', dtype, '-o', outA, '--force', '-q']).code, 0);
+      const b = nodeAmn(['remember', input, '--to', dtype, '-o', outB, '--force', '-q']);
+      assert.equal(b.code, 0, b.err);
+      assert.ok(readFileSync(outA).equals(readFileSync(outB)), `${input} --to ${dtype}: native and WASM bytes differ`);
+    }
+  }
+});

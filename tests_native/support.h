@@ -1,0 +1,68 @@
+// Helpers shared by the unit tests.
+#pragma once
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/source.h"
+#include "formats/open.h"
+
+namespace amn::test {
+
+inline std::string fixture_path(const std::string& rel) { return std::string(AMN_FIXTURES_DIR) + "/" + rel; }
+
+inline std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A safetensors file from a header text (padded like the reference writer) and data.
+inline std::vector<uint8_t> make_safetensors(std::string header, const std::vector<uint8_t>& data,
+                                             bool pad = true) {
+  if (pad) header.append((8 - header.size() % 8) % 8, ' ');
+  std::vector<uint8_t> out(8);
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(n >> (8 * i));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+// Opens in-memory files (name, bytes) through the sans-IO path with a SparseSource,
+// feeding exactly the ranges the parser asks for. Counts the rounds it took.
+struct SparseOpen {
+  Result<Model> model = make_error(ErrorCode::internal, "not run");
+  int rounds = 0;
+  uint64_t bytes_fed = 0;
+};
+
+inline SparseOpen open_sparse(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& files) {
+  FileSet set;
+  std::vector<SparseSource*> sources;
+  for (const auto& [name, bytes] : files) {
+    auto s = std::make_unique<SparseSource>(bytes.size());
+    sources.push_back(s.get());
+    set.add(name, std::move(s));
+  }
+  SparseOpen out;
+  for (out.rounds = 1; out.rounds < 10; ++out.rounds) {
+    out.model = open_model(set, {});
+    if (out.model || out.model.error().code != ErrorCode::need_bytes) return out;
+    for (const auto& r : out.model.error().need_bytes) {
+      const auto& bytes = files[r.file].second;
+      (void)sources[r.file]->add_copy(r.offset, {bytes.data() + r.offset, r.length});
+      out.bytes_fed += r.length;
+    }
+  }
+  return out;
+}
+
+inline Result<Model> open_memory(const std::vector<uint8_t>& bytes, const std::string& name = "model.safetensors") {
+  return open_sparse({{name, bytes}}).model;
+}
+
+}  // namespace amn::test

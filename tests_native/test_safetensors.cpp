@@ -1,0 +1,194 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "convert/execute.h"
+#include "convert/plan.h"
+#include "formats/safetensors/parse.h"
+#include "formats/safetensors/write.h"
+#include "support.h"
+
+using namespace amn;
+using amn::test::make_safetensors;
+using amn::test::open_memory;
+
+namespace {
+
+std::vector<uint8_t> f32_bytes(std::initializer_list<float> values) {
+  std::vector<uint8_t> out(values.size() * 4);
+  std::memcpy(out.data(), values.begin(), out.size());
+  return out;
+}
+
+std::string error_of(const std::vector<uint8_t>& file) {
+  auto m = open_memory(file);
+  REQUIRE_FALSE(m);
+  return std::string(error_code_name(m.error().code)) + ": " + m.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("a small valid file parses with offsets, metadata and counts", "[safetensors]") {
+  auto data = f32_bytes({1, 2, 3, 4, 5, 6});
+  data.push_back(7);
+  auto file = make_safetensors(
+      R"({"__metadata__":{"format":"pt","note":"h\u00e9"},"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+      R"("b":{"dtype":"U8","shape":[1],"data_offsets":[24,25]}})",
+      data);
+  auto m = open_memory(file);
+  REQUIRE(m);
+  CHECK(m->format == "safetensors");
+  REQUIRE(m->tensors.size() == 2);
+  CHECK(m->tensors[0].name == "w");
+  CHECK(m->tensors[0].shape == std::vector<uint64_t>{2, 3});
+  CHECK(m->tensors[0].offset == m->files[0].header_bytes);
+  CHECK(m->tensors[1].offset == m->files[0].header_bytes + 24);
+  CHECK(m->parameter_count() == 7);
+  CHECK(m->tensor_bytes() == 25);
+  REQUIRE(m->metadata.size() == 2);
+  CHECK(m->metadata[1].second == "h\xc3\xa9");
+}
+
+TEST_CASE("each header defect has its own message", "[safetensors]") {
+  const auto four = f32_bytes({1});
+  CHECK_THAT(error_of({1, 2, 3}), Catch::Contains("too short"));
+  CHECK_THAT(error_of(make_safetensors(R"([])", four)), Catch::Contains("does not start with '{'"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":1,})", four)), Catch::Contains("not valid JSON"));
+  CHECK_THAT(error_of(make_safetensors("{\"a\xff\":1}", four)), Catch::Contains("UTF-8"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", four)),
+             Catch::Contains("duplicate tensor name"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"Q4","shape":[1],"data_offsets":[0,4]}})", four)),
+             Catch::Contains("unknown dtype"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)),
+             Catch::Contains("need 8"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32_bytes({1, 2}))),
+             Catch::Contains("must start at 0"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})", f32_bytes({1, 2, 3}))),
+             Catch::Contains("hole"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32_bytes({1, 2}))),
+             Catch::Contains("overlap"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", f32_bytes({1, 2}))),
+             Catch::Contains("trailing"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", four)),
+             Catch::Contains("truncated"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,2],"data_offsets":[0,4]}})", four)),
+             Catch::Contains("overflows"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})", {0, 0})),
+             Catch::Contains("whole bytes"));
+  CHECK_THAT(error_of(make_safetensors(R"({"__metadata__":{"k":1}})", {})), Catch::Contains("not a string"));
+}
+
+TEST_CASE("a header length past the format maximum is a limit error", "[safetensors]") {
+  std::vector<uint8_t> file(16, 0);
+  const uint64_t n = 100'000'001;
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<uint8_t>(n >> (8 * i));
+  auto m = open_memory(file);
+  REQUIRE_FALSE(m);
+  CHECK(m.error().code == ErrorCode::limit);
+}
+
+TEST_CASE("a remote-style open takes one round for small headers, two for large", "[safetensors]") {
+  auto file = make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", f32_bytes({1}));
+  auto one = amn::test::open_sparse({{"m.safetensors", file}});
+  REQUIRE(one.model);
+  CHECK(one.rounds == 2);  // round 1 asks, round 2 parses
+  CHECK(one.bytes_fed == file.size());
+
+  std::string header = "{";
+  std::vector<uint8_t> data;
+  for (int i = 0; i < 3000; ++i) {
+    if (i) header += ",";
+    header += "\"layer." + std::to_string(i) + ".weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+              std::to_string(i * 4) + "," + std::to_string(i * 4 + 4) + "]}";
+    auto b = f32_bytes({static_cast<float>(i)});
+    data.insert(data.end(), b.begin(), b.end());
+  }
+  header += "}";
+  REQUIRE(header.size() > kSafetensorsReadAhead);
+  auto big = make_safetensors(header, data);
+  auto two = amn::test::open_sparse({{"m.safetensors", big}});
+  REQUIRE(two.model);
+  CHECK(two.rounds == 3);
+  CHECK(two.bytes_fed == big.size() - data.size());  // the header, nothing of the data
+  CHECK(two.model->tensors.size() == 3000);
+}
+
+TEST_CASE("the writer's header re-parses and is 8-byte aligned", "[safetensors][write]") {
+  std::vector<TensorSpec> specs = {{"we\"ird\\name\n", DType::BF16, {2, 2}, 8}, {"s", DType::F32, {}, 4}};
+  std::vector<std::pair<std::string, std::string>> meta = {{"format", "pt"}};
+  auto header = safetensors_header(specs, meta);
+  CHECK(header.size() % 8 == 0);
+  std::vector<uint8_t> file = header;
+  file.resize(header.size() + 12, 0);
+  auto m = open_memory(file);
+  REQUIRE(m);
+  REQUIRE(m->tensors.size() == 2);
+  CHECK(m->tensors[0].name == "we\"ird\\name\n");
+  CHECK(m->tensors[1].shape.empty());
+  CHECK(m->tensors[1].elements == 1);
+  CHECK(m->metadata == meta);
+}
+
+TEST_CASE("convert plans split large casts and produce a re-readable file", "[safetensors][convert]") {
+  std::vector<uint8_t> data = f32_bytes({1.0f, -2.5f, 3.14159f, 65504.0f});
+  data.push_back(42);
+  auto file = make_safetensors(
+      R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"i":{"dtype":"I8","shape":[1],"data_offsets":[16,17]}})",
+      data);
+  FileSet set;
+  set.add("m.safetensors", std::make_unique<MemorySource>(file));
+  auto m = open_model(set, {});
+  REQUIRE(m);
+  auto plan = plan_convert(*m, {DType::BF16});
+  REQUIRE(plan);
+  CHECK(plan->tensors[0].dtype == DType::BF16);
+  CHECK(plan->tensors[1].dtype == DType::I8);  // not a float: copied as stored
+  auto header = safetensors_header(plan->tensors, plan->metadata);
+  struct VecSink : Sink {
+    std::vector<uint8_t> bytes;
+    Status write(std::span<const uint8_t> b) override {
+      bytes.insert(bytes.end(), b.begin(), b.end());
+      return {};
+    }
+  } sink;
+  REQUIRE(execute_plan(*plan, header, set, sink));
+  auto out = open_memory(sink.bytes);
+  REQUIRE(out);
+  const auto& t = out->tensors[0];
+  const uint8_t* p = sink.bytes.data() + t.offset;
+  // 1.0 -> 0x3F80, -2.5 -> 0xC020, 3.14159 -> 0x4049, 65504 -> 0x4780 (RNE)
+  CHECK((p[0] | p[1] << 8) == 0x3F80);
+  CHECK((p[2] | p[3] << 8) == 0xC020);
+  CHECK((p[4] | p[5] << 8) == 0x4049);
+  CHECK((p[6] | p[7] << 8) == 0x4780);
+  CHECK(sink.bytes.back() == 42);
+
+  // A tensor larger than one piece is split without losing elements.
+  const uint64_t n = kMaxPieceBytes / 2 + 3;  // bf16 output > one piece
+  TensorRecord big{"big", DType::F32, {n}, n, 0, 0, n * 4};
+  Model fake;
+  fake.files.push_back({"x", n * 4, 0});
+  fake.tensors.push_back(big);
+  auto split = plan_convert(fake, {DType::BF16});
+  REQUIRE(split);
+  CHECK(split->pieces.size() == 3);
+  uint64_t total = 0;
+  for (const auto& piece : split->pieces) total += piece.count;
+  CHECK(total == n);
+  CHECK(split->data_bytes == n * 2);
+}
+
+TEST_CASE("unrecognised files are unsupported, not parse errors", "[open]") {
+  std::vector<uint8_t> junk(100, 'x');
+  auto m = open_memory(junk, "weights.bin");
+  REQUIRE_FALSE(m);
+  CHECK(m.error().code == ErrorCode::unsupported);
+}
+
+TEST_CASE("model_files_in_folder picks the index, else every shard", "[open]") {
+  CHECK(model_files_in_folder({"config.json", "b.safetensors", "a.safetensors", "README.md"}) ==
+        std::vector<std::string>{"a.safetensors", "b.safetensors", "config.json"});
+  CHECK(model_files_in_folder({"model.safetensors.index.json", "model-00001-of-00002.safetensors"}) ==
+        std::vector<std::string>{"model.safetensors.index.json", "model-00001-of-00002.safetensors"});
+  CHECK(model_files_in_folder({"README.md"}).empty());
+}

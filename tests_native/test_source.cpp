@@ -1,0 +1,55 @@
+#include <catch2/catch.hpp>
+
+#include "core/source.h"
+
+using namespace amn;
+
+TEST_CASE("SparseSource answers need_bytes with exactly the missing gaps", "[source]") {
+  SparseSource s(100);
+  auto r = s.read(3, 10, 20);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::need_bytes);
+  REQUIRE(r.error().need_bytes.size() == 1);
+  CHECK(r.error().need_bytes[0].file == 3);
+  CHECK(r.error().need_bytes[0].offset == 10);
+  CHECK(r.error().need_bytes[0].length == 20);
+
+  std::vector<uint8_t> bytes(100);
+  for (int i = 0; i < 100; ++i) bytes[i] = static_cast<uint8_t>(i);
+  REQUIRE(s.add_copy(15, {bytes.data() + 15, 5}));
+  r = s.read(0, 10, 20);
+  REQUIRE_FALSE(r);
+  REQUIRE(r.error().need_bytes.size() == 2);
+  CHECK(r.error().need_bytes[0].offset == 10);
+  CHECK(r.error().need_bytes[0].length == 5);
+  CHECK(r.error().need_bytes[1].offset == 20);
+  CHECK(r.error().need_bytes[1].length == 10);
+}
+
+TEST_CASE("SparseSource coalesces adjacent chunks into one view", "[source]") {
+  std::vector<uint8_t> bytes(64);
+  for (int i = 0; i < 64; ++i) bytes[i] = static_cast<uint8_t>(i * 3);
+  SparseSource s(64);
+  REQUIRE(s.add_copy(0, {bytes.data(), 16}));
+  REQUIRE(s.add_copy(16, {bytes.data() + 16, 16}));
+  REQUIRE(s.add_copy(28, {bytes.data() + 28, 36}));  // overlaps the previous chunk
+  auto r = s.read(0, 4, 56);
+  REQUIRE(r);
+  CHECK(std::equal(r->begin(), r->end(), bytes.begin() + 4));
+  CHECK(s.bytes_held() == 64);
+  s.clear();
+  CHECK(s.bytes_held() == 0);
+  CHECK_FALSE(s.read(0, 0, 1));
+}
+
+TEST_CASE("Reads past the end are io errors, never need_bytes", "[source]") {
+  SparseSource s(10);
+  auto r = s.read(0, 5, 6);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::io);
+  CHECK_FALSE(s.add_copy(8, std::vector<uint8_t>(3)));
+  std::vector<uint8_t> b(4);
+  MemorySource m(b);
+  CHECK(m.read(0, 4, 0));
+  CHECK_FALSE(m.read(0, ~uint64_t{0}, 2));  // offset + length overflows
+}
