@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <filesystem>
+
+#include <simdjson.h>
 
 #include "convert/execute.h"
 #include "convert/plan.h"
@@ -51,18 +54,18 @@ TEST_CASE("a small valid file parses with offsets, metadata and counts", "[safet
 
 TEST_CASE("each header defect has its own message", "[safetensors]") {
   const auto four = f32_bytes({1});
-  CHECK_THAT(error_of({1, 2, 3}), Catch::Contains("too short"));
-  CHECK_THAT(error_of(make_safetensors(R"([])", four)), Catch::Contains("does not start with '{'"));
-  CHECK_THAT(error_of(make_safetensors(R"({"a":1,})", four)), Catch::Contains("not valid JSON"));
-  CHECK_THAT(error_of(make_safetensors("{\"a\xff\":1}", four)), Catch::Contains("UTF-8"));
+  CHECK_THAT(error_of({1, 2, 3}), Catch::Contains("shorter than 8 bytes"));
+  CHECK_THAT(error_of(make_safetensors(R"([])", four)), Catch::Contains("not a JSON object"));
+  CHECK_THAT(error_of(make_safetensors(R"({"a":1,})", four)), Catch::Contains("invalid JSON in header"));
+  CHECK_THAT(error_of(make_safetensors("{\"a\xff\":1}", four)), Catch::Contains("invalid UTF-8 in header"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", four)),
              Catch::Contains("duplicate tensor name"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"Q4","shape":[1],"data_offsets":[0,4]}})", four)),
              Catch::Contains("unknown dtype"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)),
-             Catch::Contains("need 8"));
+             Catch::Contains("size mismatch"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32_bytes({1, 2}))),
-             Catch::Contains("must start at 0"));
+             Catch::Contains("hole before the first tensor"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})", f32_bytes({1, 2, 3}))),
              Catch::Contains("hole"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32_bytes({1, 2}))),
@@ -74,7 +77,7 @@ TEST_CASE("each header defect has its own message", "[safetensors]") {
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,2],"data_offsets":[0,4]}})", four)),
              Catch::Contains("overflows"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})", {0, 0})),
-             Catch::Contains("whole bytes"));
+             Catch::Contains("whole number of bytes"));
   CHECK_THAT(error_of(make_safetensors(R"({"__metadata__":{"k":1}})", {})), Catch::Contains("not a string"));
 }
 
@@ -191,4 +194,70 @@ TEST_CASE("model_files_in_folder picks the index, else every shard", "[open]") {
   CHECK(model_files_in_folder({"model.safetensors.index.json", "model-00001-of-00002.safetensors"}) ==
         std::vector<std::string>{"model.safetensors.index.json", "model-00001-of-00002.safetensors"});
   CHECK(model_files_in_folder({"README.md"}).empty());
+}
+
+// The broken fixtures (fixtures/safetensors/broken/manifest.json): each is rejected with
+// its code and message, through the sparse (remote-style) path too.
+TEST_CASE("every broken fixture is rejected with its specific error", "[safetensors][fixtures]") {
+  const auto manifest = amn::test::read_file(amn::test::fixture_path("safetensors/broken/manifest.json"));
+  REQUIRE(!manifest.empty());
+  simdjson::dom::parser parser;
+  simdjson::dom::array entries;
+  REQUIRE(!parser.parse(reinterpret_cast<const char*>(manifest.data()), manifest.size()).get_array().get(entries));
+  size_t count = 0;
+  for (auto e : entries) {
+    std::string_view file, code, contains;
+    REQUIRE(!e["file"].get_string().get(file));
+    REQUIRE(!e["code"].get_string().get(code));
+    REQUIRE(!e["contains"].get_string().get(contains));
+    const auto bytes = amn::test::read_file(amn::test::fixture_path("safetensors/broken/" + std::string(file)));
+    auto m = open_memory(bytes);
+    INFO(file);
+    REQUIRE_FALSE(m);
+    CHECK(error_code_name(m.error().code) == code);
+    std::string lower = m.error().message;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string want(contains);
+    for (auto& c : want) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    CHECK_THAT(lower, Catch::Contains(want));
+    ++count;
+  }
+  CHECK(count >= 30);
+}
+
+// The valid fixtures parse to exactly what the generator recorded.
+TEST_CASE("every valid fixture parses to its expected records", "[safetensors][fixtures]") {
+  for (const auto& entry : std::filesystem::directory_iterator(amn::test::fixture_path("safetensors/expected"))) {
+    const auto text = amn::test::read_file(entry.path().string());
+    simdjson::dom::parser parser;
+    simdjson::dom::element expected;
+    REQUIRE(!parser.parse(reinterpret_cast<const char*>(text.data()), text.size()).get(expected));
+    std::string_view file;
+    REQUIRE(!expected["file"].get_string().get(file));
+    INFO(file);
+    auto m = open_memory(amn::test::read_file(amn::test::fixture_path("safetensors/" + std::string(file))));
+    REQUIRE(m);
+    simdjson::dom::array tensors;
+    REQUIRE(!expected["tensors"].get_array().get(tensors));
+    REQUIRE(m->tensors.size() == tensors.size());
+    for (auto t : tensors) {
+      std::string_view name, dtype;
+      uint64_t offset, nbytes;
+      REQUIRE(!t["name"].get_string().get(name));
+      REQUIRE(!t["dtype"].get_string().get(dtype));
+      REQUIRE(!t["offset"].get_uint64().get(offset));
+      REQUIRE(!t["nbytes"].get_uint64().get(nbytes));
+      const TensorRecord* found = m->find(name);
+      REQUIRE(found);
+      const auto& got = *found;
+      CHECK(dtype_name(got.dtype) == dtype);
+      CHECK(got.offset == offset);
+      CHECK(got.nbytes == nbytes);
+      std::vector<uint64_t> shape;
+      simdjson::dom::array dims;
+      REQUIRE(!t["shape"].get_array().get(dims));
+      for (auto d : dims) shape.push_back(d.get_uint64().value_unsafe());
+      CHECK(got.shape == shape);
+    }
+  }
 }

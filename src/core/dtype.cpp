@@ -58,7 +58,7 @@ Result<uint64_t> dtype_nbytes(DType t, uint64_t elements) {
   if (elements % info.block_elems != 0) {
     return make_error(ErrorCode::parse,
                       std::to_string(elements) + " elements of " + std::string(info.name) +
-                          " do not fill whole bytes (" + std::to_string(info.block_elems) +
+                          " do not make a whole number of bytes (" + std::to_string(info.block_elems) +
                           " elements per " + std::to_string(info.block_bytes) + " bytes)");
   }
   auto n = checked_mul(elements / info.block_elems, info.block_bytes);

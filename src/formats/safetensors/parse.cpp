@@ -45,17 +45,22 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
                     uint32_t file, TensorRecord& out) {
   simdjson::dom::object obj;
   if (value.get_object().get(obj)) {
-    return header_error("entry for tensor " + quote_name(name) + " is not an object");
+    return header_error("tensor entry is not an object (" + quote_name(name) + ")");
   }
   out.name = std::string(name);
   out.file = file;
   bool have_dtype = false, have_shape = false, have_offsets = false;
   uint64_t begin = 0, end = 0;
   for (auto field : obj) {
+    const bool known = field.key == "dtype" || field.key == "shape" || field.key == "data_offsets";
+    if (known && ((field.key == "dtype" && have_dtype) || (field.key == "shape" && have_shape) ||
+                  (field.key == "data_offsets" && have_offsets))) {
+      return header_error("duplicate field '" + std::string(field.key) + "' in tensor " + quote_name(name));
+    }
     if (field.key == "dtype") {
       std::string_view s;
       if (field.value.get_string().get(s)) {
-        return header_error("dtype of tensor " + quote_name(name) + " is not a string");
+        return header_error("unknown dtype for tensor " + quote_name(name) + ": not a string");
       }
       auto dt = dtype_from_name(s);
       if (!dt) return header_error("unknown dtype \"" + std::string(s.substr(0, 40)) + "\" for tensor " + quote_name(name));
@@ -64,16 +69,16 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
     } else if (field.key == "shape") {
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr)) {
-        return header_error("shape of tensor " + quote_name(name) + " is not an array");
+        return header_error("invalid shape for tensor " + quote_name(name) + ": not an array");
       }
       out.shape.clear();
       for (auto d : arr) {
         uint64_t dim;
         if (!get_uint(d, dim)) {
-          return header_error("shape of tensor " + quote_name(name) + " has a dimension that is not a non-negative integer");
+          return header_error("invalid shape for tensor " + quote_name(name) + ": a dimension is not a non-negative integer");
         }
         if (out.shape.size() >= kHardMaxDims) {
-          return make_error(ErrorCode::limit, "safetensors: tensor " + quote_name(name) + " has more than " + std::to_string(kHardMaxDims) + " dimensions", 8);
+          return make_error(ErrorCode::limit, "safetensors: tensor " + quote_name(name) + " has too many dimensions (more than " + std::to_string(kHardMaxDims) + ")", 8);
         }
         out.shape.push_back(dim);
       }
@@ -82,17 +87,17 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr) || arr.size() != 2 || !get_uint(arr.at(0).value_unsafe(), begin) ||
           !get_uint(arr.at(1).value_unsafe(), end)) {
-        return header_error("data_offsets of tensor " + quote_name(name) + " must be two non-negative integers");
+        return header_error("invalid data_offsets for tensor " + quote_name(name) + ": must be two non-negative integers");
       }
       have_offsets = true;
     }
     // Other keys are ignored, as serde does for the reference's TensorInfo.
   }
-  if (!have_dtype) return header_error("tensor " + quote_name(name) + " has no dtype");
-  if (!have_shape) return header_error("tensor " + quote_name(name) + " has no shape");
-  if (!have_offsets) return header_error("tensor " + quote_name(name) + " has no data_offsets");
+  if (!have_dtype) return header_error("missing dtype for tensor " + quote_name(name));
+  if (!have_shape) return header_error("missing shape for tensor " + quote_name(name));
+  if (!have_offsets) return header_error("missing data_offsets for tensor " + quote_name(name));
   if (end < begin) {
-    return header_error("data_offsets of tensor " + quote_name(name) + " end before they begin (" +
+    return header_error("data_offsets of tensor " + quote_name(name) + " end before begin (" +
                         std::to_string(begin) + " > " + std::to_string(end) + ")");
   }
   uint64_t elements = 1;
@@ -105,7 +110,7 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
   auto nbytes = dtype_nbytes(out.dtype, elements);
   if (!nbytes) return header_error("tensor " + quote_name(name) + ": " + nbytes.error().message);
   if (*nbytes != end - begin) {
-    return header_error("tensor " + quote_name(name) + " spans " + std::to_string(end - begin) +
+    return header_error("size mismatch: tensor " + quote_name(name) + " spans " + std::to_string(end - begin) +
                         " bytes but its dtype and shape need " + std::to_string(*nbytes) +
                         " (" + std::string(dtype_name(out.dtype)) + ", " + std::to_string(elements) +
                         " elements)");
@@ -134,40 +139,45 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   const uint64_t size = files.size(file);
   if (size < 8) {
     return make_error(ErrorCode::parse, "safetensors: file is " + std::to_string(size) +
-                                            " bytes, too short for the 8-byte header length", 0);
+                                            " bytes, shorter than 8 bytes (the header length prefix)", 0);
   }
   // Ask for a generous first window, so most headers arrive in one round trip.
   AMN_ASSIGN(auto head, files.read(file, 0, std::min(size, kSafetensorsReadAhead)));
   const uint64_t n = load_le64(head.data());
   if (n > kHardMaxSafetensorsHeader) {
     return make_error(ErrorCode::limit,
-                      "safetensors: header length " + std::to_string(n) +
+                      "safetensors: header too large: length " + std::to_string(n) +
                           " exceeds the format's maximum of 100000000 bytes", 0);
   }
   if (n > size - 8) {
     return make_error(ErrorCode::parse,
-                      "safetensors: header length " + std::to_string(n) +
-                          " runs past the end of the file (" + std::to_string(size) + " bytes)", 0);
+                      "safetensors: header length exceeds file size: " + std::to_string(n) +
+                          " bytes claimed, " + std::to_string(size - 8) + " after the length prefix", 0);
   }
   if (n > limits.max_single_alloc) {
     return make_error(ErrorCode::limit, "safetensors: header length " + std::to_string(n) +
                                             " exceeds max_single_alloc", 0);
   }
-  if (n < 2) return header_error("header of " + std::to_string(n) + " bytes cannot hold a JSON object");
+  if (n < 2) return header_error("header of " + std::to_string(n) + " bytes is not a JSON object");
   AMN_ASSIGN(auto text, files.read(file, 8, n));
-  if (text[0] != '{') return header_error("header does not start with '{'");
+  if (text[0] != '{') return header_error("header is not a JSON object (it does not start with '{')");
 
   simdjson::dom::parser parser;
   // Tensor entries nest 3 deep; anything deeper than this is not a safetensors header.
   if (parser.allocate(n, 16)) return make_error(ErrorCode::limit, "safetensors: cannot allocate the JSON parser");
   simdjson::dom::element root;
   if (auto err = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root)) {
-    if (err == simdjson::UTF8_ERROR) return header_error("header is not valid UTF-8");
-    if (err == simdjson::DEPTH_ERROR) return header_error("header JSON nests too deeply");
-    return header_error(std::string("header is not valid JSON: ") + simdjson::error_message(err));
+    if (err == simdjson::UTF8_ERROR) return header_error("invalid UTF-8 in header");
+    if (err == simdjson::DEPTH_ERROR) {
+      return make_error(ErrorCode::limit, "safetensors: header JSON nests too deep (more than 16 levels)", 8);
+    }
+    if (err == simdjson::NUMBER_ERROR || err == simdjson::BIGINT_ERROR) {
+      return header_error("invalid JSON in header: a number is malformed or out of range");
+    }
+    return header_error(std::string("invalid JSON in header: ") + simdjson::error_message(err));
   }
   simdjson::dom::object obj;
-  if (root.get_object().get(obj)) return header_error("header JSON is not an object");
+  if (root.get_object().get(obj)) return header_error("header is not a JSON object");
   if (obj.size() > limits.max_item_count) {
     return make_error(ErrorCode::limit, "safetensors: header lists more than " +
                                             std::to_string(limits.max_item_count) + " entries", 8);
@@ -178,19 +188,22 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   std::unordered_set<std::string_view> seen;
   for (auto field : obj) {
     if (!seen.insert(field.key).second) {
+      if (field.key == "__metadata__") return header_error("duplicate __metadata__ entry");
       return header_error("duplicate tensor name " + quote_name(field.key));
     }
     if (field.key.size() > kHardMaxNameBytes) {
-      return make_error(ErrorCode::limit, "safetensors: a tensor name is longer than 64 KiB", 8);
+      return make_error(ErrorCode::limit, "safetensors: tensor name too long (more than 64 KiB)", 8);
     }
     if (field.key == "__metadata__") {
       if (field.value.is_null()) continue;  // serde reads a null Option as absent
       simdjson::dom::object meta;
       if (field.value.get_object().get(meta)) return header_error("__metadata__ is not an object");
+      std::unordered_set<std::string_view> keys;
       for (auto kv : meta) {
+        if (!keys.insert(kv.key).second) return header_error("duplicate metadata key " + quote_name(kv.key));
         std::string_view v;
         if (kv.value.get_string().get(v)) {
-          return header_error("__metadata__ value for key " + quote_name(kv.key) + " is not a string");
+          return header_error("__metadata__ value is not a string (key " + quote_name(kv.key) + ")");
         }
         out.metadata.emplace_back(std::string(kv.key), std::string(v));
       }
@@ -211,8 +224,8 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   for (const auto& t : out.tensors) {
     if (t.offset > pos) {
       if (!prev) {
-        return header_error("first tensor " + quote_name(t.name) + " starts at data offset " +
-                            std::to_string(t.offset - out.header_bytes) + "; the data section must start at 0");
+        return header_error("hole before the first tensor " + quote_name(t.name) + ": it starts at data offset " +
+                            std::to_string(t.offset - out.header_bytes) + ", not 0");
       }
       return header_error("hole in the data section between " + quote_name(prev->name) + " (ends at " +
                           std::to_string(pos - out.header_bytes) + ") and " + quote_name(t.name) +
