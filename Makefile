@@ -21,7 +21,7 @@ run: bootstrap native wasm web
 	@echo; echo "== amn remember $(MODEL) --to bf16"
 	@$(AMN) remember $(MODEL) --to bf16 -o $(BUILD)/run/tiny-mlp-bf16.safetensors --force
 	@echo; echo "The page is built in web/dist/. Open it with:"
-	@echo "    make serve        # then browse http://127.0.0.1:8080/web/dist/"
+	@echo "    make serve        # then browse http://127.0.0.1:8080/"
 	@echo "(or serve web/dist/ with any static server: everything runs in the browser)"
 
 test: bootstrap build test-native test-asan test-aarch64 test-wasm test-js test-browser

@@ -1,0 +1,248 @@
+// The page: opening a model (files, folder, drop, URL), its summary and tensor table,
+// and conversion with progress and cancel. All work happens in the worker (worker.js);
+// this file only moves requests and results between it and the DOM.
+
+import { CoreClient } from './core-client.js';
+import { entriesFromDrop, filesFromDrop, filesFromFolderInput } from './files.js';
+import { formatBytes, formatInteger } from './format.js';
+import { renderSummary } from './summary.js';
+import { TensorTable } from './tensor-table.js';
+
+const $ = (id) => document.getElementById(id);
+
+const ui = {
+  dropZone: $('drop-zone'),
+  fileInput: $('file-input'),
+  folderInput: $('folder-input'),
+  urlForm: $('url-form'),
+  urlInput: $('url-input'),
+  activity: $('activity'),
+  activityLabel: $('activity-label'),
+  activityProgress: $('activity-progress'),
+  activityCancel: $('activity-cancel'),
+  errorPanel: $('error-panel'),
+  errorAction: $('error-action'),
+  errorCode: $('error-code'),
+  errorMessage: $('error-message'),
+  errorOffset: $('error-offset'),
+  modelView: $('model-view'),
+  summary: $('summary'),
+  convertForm: $('convert-form'),
+  convertDtype: $('convert-dtype'),
+  convertButton: $('convert-button'),
+  convertResult: $('convert-result'),
+  saveDirectLabel: $('save-direct-label'),
+  saveDirect: $('save-direct'),
+};
+
+const core = new CoreClient();
+const table = new TensorTable({
+  scroll: $('tensor-scroll'),
+  table: $('tensor-table'),
+  body: $('tensor-body'),
+  filterInput: $('tensor-filter'),
+  countLabel: $('tensor-count'),
+});
+
+const state = {
+  info: null,       // the open model's info JSON
+  job: null,        // the running request { promise, cancel }
+  downloadUrl: null, // the last conversion's object URL, revoked when replaced
+};
+
+const pageTitle = document.title;
+const canSaveDirect = typeof window.showSaveFilePicker === 'function';
+ui.saveDirectLabel.hidden = !canSaveDirect;
+
+// ---- activity (one job at a time) ----
+
+function startJob(label, job) {
+  state.job?.cancel();
+  state.job = job;
+  ui.activityLabel.textContent = label;
+  ui.activityProgress.removeAttribute('value'); // indeterminate until progress arrives
+  ui.activity.hidden = false;
+  ui.convertButton.disabled = true;
+  return job.promise.finally(() => {
+    if (state.job === job) {
+      state.job = null;
+      ui.activity.hidden = true;
+      ui.convertButton.disabled = false;
+    }
+  });
+}
+
+ui.activityCancel.addEventListener('click', () => {
+  state.job?.cancel();
+  ui.activityLabel.textContent = 'Cancelling…';
+});
+
+function showProgress(verb, { done, total }) {
+  if (ui.activityLabel.textContent === 'Cancelling…') return;
+  ui.activityProgress.max = Math.max(total, 1);
+  ui.activityProgress.value = done;
+  ui.activityLabel.textContent = `${verb}: ${formatBytes(done)} of ${formatBytes(total)}`;
+}
+
+// ---- errors ----
+
+function showError(action, error) {
+  ui.errorAction.textContent = action;
+  ui.errorCode.textContent = error.code;
+  ui.errorPanel.dataset.code = error.code;
+  ui.errorMessage.textContent = error.message;
+  ui.errorOffset.hidden = !(error.offset >= 0);
+  ui.errorOffset.textContent = error.offset >= 0 ? `At byte offset ${formatInteger(error.offset)}.` : '';
+  ui.errorPanel.hidden = false;
+}
+
+function hideError() {
+  ui.errorPanel.hidden = true;
+  delete ui.errorPanel.dataset.code;
+}
+
+// ---- opening ----
+
+async function openSource(source, label) {
+  hideError();
+  clearDownload();
+  const job = core.request('open', { source });
+  try {
+    const info = await startJob(`Opening ${label}…`, job);
+    showModel(info);
+  } catch (error) {
+    // Either way the worker has let go of the previous model.
+    state.info = null;
+    ui.modelView.hidden = true;
+    document.title = pageTitle;
+    if (error.code !== 'cancelled') showError('open the model', error);
+  }
+}
+
+function openFiles(files) {
+  if (files.length === 0) return;
+  const label = files.length === 1 ? files[0].name : `${files.length} files`;
+  openSource({ files }, label);
+}
+
+function showModel(info) {
+  state.info = info;
+  document.title = `${info.files[0]?.name ?? 'model'} — anamnesis`;
+  renderSummary(ui.summary, info);
+  ui.convertResult.hidden = true;
+  ui.modelView.hidden = false;
+  table.setTensors(info.tensors);
+}
+
+ui.fileInput.addEventListener('change', () => {
+  openFiles([...ui.fileInput.files]);
+  ui.fileInput.value = '';
+});
+
+ui.folderInput.addEventListener('change', () => {
+  openFiles(filesFromFolderInput(ui.folderInput.files));
+  ui.folderInput.value = '';
+});
+
+ui.urlForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const url = new URL(ui.urlInput.value.trim(), window.location.href).href;
+  openSource({ url }, url.split('/').pop() || url);
+});
+
+// The whole window accepts drops, so a near miss never navigates away from the page.
+let dragDepth = 0;
+window.addEventListener('dragenter', (event) => {
+  if (!event.dataTransfer?.types.includes('Files')) return;
+  dragDepth += 1;
+  ui.dropZone.classList.add('dragging');
+});
+window.addEventListener('dragleave', () => {
+  dragDepth = Math.max(0, dragDepth - 1);
+  if (dragDepth === 0) ui.dropZone.classList.remove('dragging');
+});
+window.addEventListener('dragover', (event) => {
+  event.preventDefault();
+  if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
+});
+window.addEventListener('drop', async (event) => {
+  event.preventDefault();
+  dragDepth = 0;
+  ui.dropZone.classList.remove('dragging');
+  if (!event.dataTransfer) return;
+  const dropped = entriesFromDrop(event.dataTransfer);
+  try {
+    openFiles(await filesFromDrop(dropped));
+  } catch (err) {
+    showError('read the dropped files', { code: 'io', message: String(err?.message ?? err), offset: -1 });
+  }
+});
+
+// ---- converting ----
+
+function outputName(info, dtype) {
+  const first = info.index ?? info.files[0]?.name ?? 'model';
+  const base = first
+    .replace(/\.index\.json$/, '')
+    .replace(/\.(safetensors|gguf|npz|npy|pth|pt|bin)$/, '')
+    .replace(/-\d{5}-of-\d{5}$/, '');
+  return `${base || 'model'}-${dtype}.safetensors`;
+}
+
+function clearDownload() {
+  if (state.downloadUrl) URL.revokeObjectURL(state.downloadUrl);
+  state.downloadUrl = null;
+  ui.convertResult.hidden = true;
+  ui.convertResult.replaceChildren();
+}
+
+ui.convertForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!state.info) return;
+  const dtype = ui.convertDtype.value;
+  const name = outputName(state.info, dtype);
+  let fileHandle;
+  if (canSaveDirect && ui.saveDirect.checked) {
+    // Must run first: the picker needs the click's user activation.
+    try {
+      fileHandle = await window.showSaveFilePicker({
+        suggestedName: name,
+        types: [{ description: 'safetensors', accept: { 'application/octet-stream': ['.safetensors'] } }],
+      });
+    } catch (err) {
+      if (err?.name === 'AbortError') return; // the user closed the picker
+      showError('convert the model', { code: 'io', message: String(err?.message ?? err), offset: -1 });
+      return;
+    }
+  }
+  hideError();
+  clearDownload();
+  const verb = `Converting to ${dtype.toUpperCase()}`;
+  const job = core.request('convert', { dtype, fileHandle }, { onProgress: (p) => showProgress(verb, p) });
+  try {
+    const result = await startJob(`${verb}…`, job);
+    if (result.blob) {
+      offerDownload(result.blob, name);
+    } else {
+      showConvertResult(`Saved ${fileHandle.name}.`);
+    }
+  } catch (error) {
+    if (error.code === 'cancelled') showConvertResult('Conversion cancelled; nothing was written.');
+    else showError('convert the model', error);
+  }
+});
+
+function showConvertResult(text, ...extra) {
+  ui.convertResult.replaceChildren(text, ...extra);
+  ui.convertResult.hidden = false;
+}
+
+function offerDownload(blob, name) {
+  state.downloadUrl = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = state.downloadUrl;
+  link.download = name;
+  link.textContent = 'Download again';
+  showConvertResult(`${name} (${formatBytes(blob.size)}) is ready. `, link);
+  link.click();
+}

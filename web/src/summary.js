@@ -1,0 +1,118 @@
+// The summary of a model-info document (docs/json-schema.md): what it is, how big, which
+// dtypes, and the metadata and config.json that came with it. Every string from the file
+// goes in through textContent, never as HTML.
+
+import { formatBytes, formatCount, formatInteger, formatPercent } from './format.js';
+
+// config.json keys worth a line of their own, in display order (transformers names).
+const CONFIG_KEYS = [
+  'model_type', 'architectures', 'torch_dtype', 'hidden_size', 'intermediate_size',
+  'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim',
+  'vocab_size', 'max_position_embeddings', 'rope_theta', 'tie_word_embeddings',
+];
+const LONG_VALUE = 160; // metadata values longer than this fold away
+
+export function renderSummary(container, info) {
+  const totalTensors = info.tensors.length;
+  const facts = [
+    ['Format', info.sharded ? `${info.format}, sharded` : info.format, info.index ? `through ${info.index}` : ''],
+    ['Files', `${formatInteger(info.files.length)} (${formatBytes(info.file_bytes)})`, `${formatInteger(info.file_bytes)} bytes`],
+    ['Tensors', formatInteger(totalTensors)],
+    ['Parameters', formatCount(info.parameters), `${formatInteger(info.parameters)} parameters`],
+    ['Tensor bytes', formatBytes(info.total_bytes), `${formatInteger(info.total_bytes)} bytes`],
+  ];
+  const parts = [definitionList(facts, 'facts')];
+  parts.push(dtypeHistogram(info));
+  if (info.files.length > 1) parts.push(fileList(info.files));
+  const metadata = Object.entries(info.metadata ?? {});
+  if (metadata.length > 0) parts.push(section('Metadata', metadataList(metadata)));
+  if (info.config && typeof info.config === 'object') parts.push(section('config.json', configSummary(info.config)));
+  container.replaceChildren(...parts);
+}
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  node.append(...children);
+  return node;
+}
+
+function section(title, body) {
+  return el('div', { className: 'summary-section' }, el('h3', { textContent: title }), body);
+}
+
+function definitionList(pairs, className = '') {
+  const dl = el('dl', { className });
+  for (const [term, value, title] of pairs) {
+    const dd = typeof value === 'string' ? el('dd', { textContent: value }) : el('dd', {}, value);
+    if (title) dd.title = title;
+    dl.append(el('div', {}, el('dt', { textContent: term }), dd)); // a <div> per pair is valid in <dl>
+  }
+  return dl;
+}
+
+function dtypeHistogram(info) {
+  const table = el('table', { className: 'dtype-table' });
+  table.append(el('caption', { className: 'visually-hidden', textContent: 'Tensor bytes by dtype' }));
+  const head = el('tr', {},
+    el('th', { scope: 'col', textContent: 'Dtype' }),
+    el('th', { scope: 'col', textContent: 'Share of bytes' }),
+    el('th', { scope: 'col', className: 'num', textContent: 'Tensors' }),
+    el('th', { scope: 'col', className: 'num', textContent: 'Parameters' }),
+    el('th', { scope: 'col', className: 'num', textContent: 'Bytes' }));
+  table.append(el('thead', {}, head));
+  const body = el('tbody');
+  for (const d of info.dtypes) {
+    const share = info.total_bytes > 0 ? d.bytes / info.total_bytes : 0;
+    const bar = el('span', { className: 'bar' });
+    bar.style.width = `${(share * 100).toFixed(2)}%`;
+    body.append(el('tr', { className: 'dtype-row' },
+      el('th', { scope: 'row', textContent: d.dtype }),
+      el('td', { className: 'share' }, el('span', { className: 'bar-track' }, bar),
+        el('span', { className: 'share-label', textContent: formatPercent(d.bytes, info.total_bytes) })),
+      el('td', { className: 'num', textContent: formatInteger(d.tensors) }),
+      el('td', { className: 'num', textContent: formatCount(d.parameters), title: formatInteger(d.parameters) }),
+      el('td', { className: 'num', textContent: formatBytes(d.bytes), title: `${formatInteger(d.bytes)} bytes` })));
+  }
+  table.append(body);
+  return section('Dtypes', table);
+}
+
+function fileList(files) {
+  const list = el('ol', { className: 'file-list' });
+  for (const f of files) {
+    list.append(el('li', {}, el('span', { className: 'file-name', textContent: f.name }),
+      el('span', { className: 'muted', textContent: ` ${formatBytes(f.size)}`, title: `${formatInteger(f.size)} bytes` })));
+  }
+  return section(`Files (${formatInteger(files.length)})`, list);
+}
+
+function metadataList(entries) {
+  const pairs = entries.map(([key, value]) => {
+    const text = String(value);
+    if (text.length <= LONG_VALUE) return [key, text];
+    const details = el('details', {}, el('summary', { textContent: `${text.slice(0, 80)}… (${formatInteger(text.length)} characters)` }),
+      el('pre', { textContent: text }));
+    return [key, details];
+  });
+  return definitionList(pairs, 'kv');
+}
+
+function configSummary(config) {
+  const pairs = [];
+  for (const key of CONFIG_KEYS) {
+    if (config[key] === undefined || config[key] === null) continue;
+    const value = config[key];
+    pairs.push([key, Array.isArray(value) ? value.join(', ') : String(value)]);
+  }
+  const quant = config.quantization_config;
+  if (quant && typeof quant === 'object') {
+    const bits = quant.bits ?? quant.weight_bits;
+    pairs.push(['quantization', [quant.quant_method ?? 'yes', bits ? `${bits}-bit` : ''].filter(Boolean).join(', ')]);
+  }
+  const wrapper = el('div');
+  if (pairs.length > 0) wrapper.append(definitionList(pairs, 'kv'));
+  wrapper.append(el('details', {}, el('summary', { textContent: 'Full config.json' }),
+    el('pre', { className: 'config-json', textContent: JSON.stringify(config, null, 2) })));
+  return wrapper;
+}

@@ -1,0 +1,174 @@
+// The tensor table: text filter, click-to-sort columns, and windowed rendering so a
+// model with tens of thousands of tensors scrolls as smoothly as one with six. Only the
+// rows in view (plus a margin) exist in the DOM; two spacer rows stand in for the rest,
+// which keeps real <table> semantics and column alignment.
+
+import { formatBytes, formatInteger, formatShape } from './format.js';
+
+const OVERSCAN = 12;          // rows rendered above and below the visible ones
+const DEFAULT_ROW_HEIGHT = 29; // px; replaced by the measured height after the first render
+
+const COMPARE = {
+  name: (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  dtype: (a, b) => (a.dtype < b.dtype ? -1 : a.dtype > b.dtype ? 1 : 0),
+  shape: compareShapes,
+  parameters: (a, b) => a.parameters - b.parameters,
+  nbytes: (a, b) => a.nbytes - b.nbytes,
+};
+
+function compareShapes(a, b) {
+  const n = Math.min(a.shape.length, b.shape.length);
+  for (let i = 0; i < n; i += 1) {
+    if (a.shape[i] !== b.shape[i]) return a.shape[i] - b.shape[i];
+  }
+  return a.shape.length - b.shape.length;
+}
+
+export class TensorTable {
+  constructor({ scroll, table, body, filterInput, countLabel }) {
+    this.scroll = scroll;
+    this.table = table;
+    this.body = body;
+    this.filterInput = filterInput;
+    this.countLabel = countLabel;
+    this.headers = [...table.tHead.querySelectorAll('th[data-key]')];
+    this.tensors = [];
+    this.view = [];           // indices into tensors, filtered and sorted
+    this.sortKey = null;      // null: file order
+    this.sortDir = 1;
+    this.rowHeight = DEFAULT_ROW_HEIGHT;
+    this.renderQueued = false;
+    this.window = { start: -1, end: -1 };
+
+    for (const th of this.headers) {
+      th.querySelector('button').addEventListener('click', () => this.sortBy(th.dataset.key));
+    }
+    filterInput.addEventListener('input', () => {
+      this.scroll.scrollTop = 0; // a new filter starts from its first match
+      this.refresh();
+    });
+    scroll.addEventListener('scroll', () => this.queueRender(), { passive: true });
+    new ResizeObserver(() => this.queueRender()).observe(scroll);
+  }
+
+  setTensors(tensors) {
+    this.tensors = tensors;
+    this.scroll.scrollTop = 0;
+    this.refresh();
+  }
+
+  // Clicking a column sorts ascending; clicking it again reverses.
+  sortBy(key) {
+    if (this.sortKey === key) {
+      this.sortDir = -this.sortDir;
+    } else {
+      this.sortKey = key;
+      this.sortDir = 1;
+    }
+    for (const th of this.headers) {
+      const active = th.dataset.key === this.sortKey;
+      th.setAttribute('aria-sort', active ? (this.sortDir > 0 ? 'ascending' : 'descending') : 'none');
+    }
+    this.refresh();
+  }
+
+  refresh() {
+    const terms = this.filterInput.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const view = [];
+    for (let i = 0; i < this.tensors.length; i += 1) {
+      const t = this.tensors[i];
+      if (terms.length > 0) {
+        const haystack = `${t.name} ${t.dtype}`.toLowerCase();
+        if (!terms.every((term) => haystack.includes(term))) continue;
+      }
+      view.push(i);
+    }
+    if (this.sortKey) {
+      const compare = COMPARE[this.sortKey];
+      const dir = this.sortDir;
+      const ts = this.tensors;
+      view.sort((i, j) => dir * compare(ts[i], ts[j]) || i - j);
+    }
+    this.view = view;
+    const total = this.tensors.length;
+    this.countLabel.textContent = view.length === total
+      ? `${formatInteger(total)} ${total === 1 ? 'tensor' : 'tensors'}`
+      : `${formatInteger(view.length)} of ${formatInteger(total)} tensors`;
+    this.window = { start: -1, end: -1 };
+    this.render();
+  }
+
+  queueRender() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  render() {
+    const count = this.view.length;
+    const headHeight = this.table.tHead.offsetHeight;
+    const top = Math.max(0, this.scroll.scrollTop - headHeight);
+    const visible = Math.ceil(this.scroll.clientHeight / this.rowHeight) + 1;
+    // Clamped, so a scroll position left over from a longer view still shows its end.
+    const start = Math.max(0, Math.min(Math.floor(top / this.rowHeight), count - visible) - OVERSCAN);
+    const end = Math.min(count, start + visible + 2 * OVERSCAN);
+    if (start === this.window.start && end === this.window.end) return;
+    this.window = { start, end };
+
+    const fragment = document.createDocumentFragment();
+    if (start > 0) fragment.append(spacerRow(start * this.rowHeight));
+    for (let v = start; v < end; v += 1) {
+      fragment.append(this.row(this.tensors[this.view[v]], v));
+    }
+    if (end < count) fragment.append(spacerRow((count - end) * this.rowHeight));
+    this.body.replaceChildren(fragment);
+
+    const first = this.body.querySelector('tr.tensor-row');
+    if (first && first.offsetHeight > 0 && first.offsetHeight !== this.rowHeight) {
+      this.rowHeight = first.offsetHeight;
+      this.window = { start: -1, end: -1 };
+      this.queueRender();
+    }
+  }
+
+  row(t, position) {
+    const tr = document.createElement('tr');
+    // Stripes follow the position in the view, not in the DOM, so they hold still while scrolling.
+    tr.className = position % 2 ? 'tensor-row odd' : 'tensor-row';
+    tr.dataset.name = t.name;
+    const name = document.createElement('th');
+    name.scope = 'row';
+    name.textContent = t.name;
+    name.title = t.name;
+    tr.append(
+      name,
+      cell(t.dtype),
+      cell(formatShape(t.shape), '', JSON.stringify(t.shape)),
+      cell(formatInteger(t.parameters), 'num'),
+      cell(formatBytes(t.nbytes), 'num', `${formatInteger(t.nbytes)} bytes`),
+    );
+    return tr;
+  }
+}
+
+function cell(text, className = '', title = '') {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  if (title) td.title = title;
+  return td;
+}
+
+function spacerRow(height) {
+  const tr = document.createElement('tr');
+  tr.className = 'spacer';
+  tr.setAttribute('aria-hidden', 'true');
+  tr.style.height = `${height}px`;
+  const td = document.createElement('td');
+  td.colSpan = 5;
+  tr.append(td);
+  return tr;
+}

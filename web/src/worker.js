@@ -1,0 +1,152 @@
+// The page's Web Worker: it owns the open model and runs the WASM core, so parsing and
+// converting never block the UI. One job runs at a time (jobs queue); `cancel` messages
+// bypass the queue and abort the job they name.
+//
+// Messages in:  { type: 'open',    id, source: { files: File[] } | { url } }
+//               { type: 'convert', id, dtype, fileHandle? }   (FileSystemFileHandle)
+//               { type: 'cancel',  id }
+// Messages out: { type: 'progress', id, done, total }
+//               { type: 'result',   id, value }
+//               { type: 'error',    id, error: { code, message, offset } }
+// New operations (e.g. one tensor's values for a detail view) are one more handler.
+
+import { init, open } from 'anamnesis';
+
+const PROGRESS_INTERVAL_MS = 100;
+const FOLD_BYTES = 8 * 1024 * 1024;
+const SMALL_CHUNK = 1024 * 1024;
+
+// Load the core now, not at the first open: the page keeps working if the network goes
+// away after it has loaded. A failure here is reported by the first open() instead.
+init().catch(() => {});
+
+let model = null;
+let queue = Promise.resolve();
+const controllers = new Map();
+
+const handlers = {
+  async open({ source }, { signal }) {
+    await closeModel();
+    const input = source.url ?? (source.files.length === 1 ? source.files[0] : source.files);
+    model = await open(input, { signal });
+    return model.info;
+  },
+
+  // Streams the converted model into a file chosen by the user (File System Access) or,
+  // by default, into a Blob built as the bytes arrive; the Blob is handed to the page,
+  // which downloads it through an object URL.
+  async convert({ dtype, fileHandle }, { signal, progress }) {
+    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    const target = fileHandle ? await fileHandle.createWritable() : new BlobCollector();
+    // The core writes into this stream; what happens to the bytes, and the final commit
+    // or discard, stays here whatever the package does with the stream itself.
+    const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
+    try {
+      await model.convert({ to: 'safetensors', dtype, sink, signal, onProgress: progress });
+    } catch (err) {
+      await target.abort?.().catch(() => {});
+      throw err;
+    }
+    if (fileHandle) {
+      await target.close();
+      return { saved: true };
+    }
+    const blob = target.finish();
+    return { blob, bytes: blob.size };
+  },
+};
+
+// Collects output into a Blob without keeping a second copy: small chunks are copied and
+// batched; every few MiB they are folded into the Blob (which references, not copies,
+// the Blob it grows from), so the JS heap holds at most one batch.
+class BlobCollector {
+  constructor() {
+    this.blob = new Blob([], { type: 'application/octet-stream' });
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  write(chunk) {
+    const bytes = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk);
+    // A small chunk may be a view the producer reuses; copy it now. A large one goes
+    // into the Blob at once, before write() returns.
+    this.pending.push(bytes.byteLength < SMALL_CHUNK ? bytes.slice() : bytes);
+    this.pendingBytes += bytes.byteLength;
+    if (this.pendingBytes >= FOLD_BYTES || bytes.byteLength >= SMALL_CHUNK) this.fold();
+  }
+
+  fold() {
+    if (this.pending.length === 0) return;
+    this.blob = new Blob([this.blob, ...this.pending], { type: 'application/octet-stream' });
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  finish() {
+    this.fold();
+    return this.blob;
+  }
+
+  async abort() {
+    this.pending = [];
+    this.blob = null;
+  }
+}
+
+async function closeModel() {
+  const closing = model;
+  model = null;
+  try {
+    await closing?.close();
+  } catch {
+    // A model that fails to close is gone either way.
+  }
+}
+
+// AmnError (and our own { code, message }) keep their code; a DOMException from the
+// browser's file APIs (permission, quota, a file that changed) is an io error.
+function plainError(err) {
+  if (err?.name === 'AbortError') return { code: 'cancelled', message: 'Cancelled.', offset: -1 };
+  let code = 'internal';
+  if (typeof err?.code === 'string') code = err.code;
+  else if (err instanceof DOMException) code = 'io';
+  return {
+    code,
+    message: String(err?.message ?? err),
+    offset: typeof err?.offset === 'number' ? err.offset : -1,
+  };
+}
+
+function throttledProgress(id) {
+  let last = 0;
+  return ({ done, total }) => {
+    const now = performance.now();
+    if (done < total && now - last < PROGRESS_INTERVAL_MS) return;
+    last = now;
+    self.postMessage({ type: 'progress', id, done, total });
+  };
+}
+
+self.addEventListener('message', (event) => {
+  const message = event.data;
+  if (message.type === 'cancel') {
+    controllers.get(message.id)?.abort();
+    return;
+  }
+  const handler = handlers[message.type];
+  const { id } = message;
+  const controller = new AbortController();
+  controllers.set(id, controller);
+  queue = queue.then(async () => {
+    try {
+      if (!handler) throw { code: 'invalid_argument', message: `Unknown request "${message.type}".` };
+      if (controller.signal.aborted) throw { code: 'cancelled', message: 'Cancelled.' };
+      const value = await handler(message, { signal: controller.signal, progress: throttledProgress(id) });
+      self.postMessage({ type: 'result', id, value });
+    } catch (err) {
+      self.postMessage({ type: 'error', id, error: plainError(err) });
+    } finally {
+      controllers.delete(id);
+    }
+  });
+});
