@@ -52,12 +52,20 @@ Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits
   } else {
     folder = p.parent_path();
     AMN_TRY(add_file(*out.files, p));
-    const fs::path config = folder / kConfigFileName;
-    if (p.filename() != kConfigFileName && fs::is_regular_file(config, ec)) AMN_TRY(add_file(*out.files, config));
     out.stem = stem_of(p);
   }
   out.folder = folder.empty() ? "." : folder.string();
-  // Shards named by an index are added as the parser asks for them.
+  // Files in the order every surface uses (docs/session-protocol.md): the entry, the
+  // shards an index names (added as the parser asks for them), then config.json.
+  const fs::path config = fs::path(out.folder) / kConfigFileName;
+  bool config_pending = !out.files->find(kConfigFileName) && p.filename() != kConfigFileName &&
+                        fs::is_regular_file(config, ec);
+  const std::string& entry = out.files->name(0);
+  const bool is_index = entry.size() > 11 && entry.compare(entry.size() - 11, 11, ".index.json") == 0;
+  if (config_pending && !is_index) {
+    AMN_TRY(add_file(*out.files, config));
+    config_pending = false;
+  }
   for (int round = 0; round < 2; ++round) {
     auto model = open_model(*out.files, limits);
     if (model) {
@@ -71,6 +79,10 @@ Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits
         return make_error(ErrorCode::io, "shard " + name + " named by " + out.files->name(0) + " is missing from " + out.folder);
       }
       AMN_TRY(add_file(*out.files, shard));
+    }
+    if (config_pending) {
+      AMN_TRY(add_file(*out.files, config));
+      config_pending = false;
     }
   }
   return make_error(ErrorCode::internal, "open did not converge");

@@ -1,0 +1,197 @@
+// Types for the anamnesis package (both the Node and the browser entry).
+
+/** The core's stable error codes (docs/session-protocol.md). */
+export type ErrorCode =
+  | 'parse' | 'unsupported' | 'limit' | 'io' | 'need_bytes' | 'need_files' | 'exists'
+  | 'invalid_argument' | 'not_found' | 'cancelled' | 'internal';
+
+export declare const ERROR_CODES: readonly ErrorCode[];
+
+/** Every failure: from the core (parse, limit, ...) or from I/O (io, cancelled, exists). */
+export declare class AmnError extends Error {
+  constructor(code: ErrorCode, message: string, options?: { offset?: number; cause?: unknown });
+  readonly name: 'AmnError';
+  code: ErrorCode;
+  /** Byte offset in the file where the problem was found, or -1. */
+  offset: number;
+}
+
+/** Parser bounds; the core's built-in floors apply whatever is passed. */
+export interface Limits {
+  maxSingleAlloc?: number;
+  maxTotalBytes?: number;
+  maxItemCount?: number;
+  maxDecompressionRatio?: number;
+  max_single_alloc?: number;
+  max_total_bytes?: number;
+  max_item_count?: number;
+  max_decompression_ratio?: number;
+}
+
+/** Node only: a fs.promises FileHandle (structural, so this file needs no @types/node). */
+export interface FileHandleLike {
+  readonly fd: number;
+  stat(): Promise<{ size: number }>;
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+}
+
+/**
+ * What open() reads. Strings starting with http:// or https:// are URLs (HTTP Range);
+ * other strings are paths (Node only). An array is a set of Files: shards, the
+ * *.index.json and config.json (e.g. a dropped folder).
+ */
+export type Source =
+  | ArrayBuffer
+  | ArrayBufferView
+  | Blob
+  | readonly Blob[]
+  | URL
+  | string
+  | FileHandleLike;
+
+export interface OpenOptions {
+  limits?: Limits;
+  /** Used for URL sources instead of globalThis.fetch (e.g. to add headers). */
+  fetch?: typeof globalThis.fetch;
+  signal?: AbortSignal;
+  /** File name for sources that have none (ArrayBuffer, Blob, FileHandle). */
+  name?: string;
+}
+
+export type FloatTarget = 'bf16' | 'f16' | 'f32';
+
+/** safetensors dtype spellings. */
+export type DType =
+  | 'BOOL' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0' | 'F8_E4M3FNUZ' | 'F8_E5M2FNUZ'
+  | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'I16' | 'U16' | 'F16' | 'BF16' | 'I32' | 'U32' | 'F32'
+  | 'C64' | 'F64' | 'I64' | 'U64';
+
+export interface FileInfo {
+  name: string;
+  size: number;
+  header_bytes: number;
+}
+
+export interface TensorInfo {
+  name: string;
+  dtype: DType;
+  shape: number[];
+  parameters: number;
+  /** Index into ModelInfo.files. */
+  file: number;
+  /** Absolute byte offset in that file. */
+  offset: number;
+  /** As in the safetensors header (relative to the data section). */
+  data_offsets: [number, number];
+  nbytes: number;
+}
+
+export interface DTypeShare {
+  dtype: DType;
+  tensors: number;
+  parameters: number;
+  bytes: number;
+}
+
+/** The model-info document (docs/json-schema.md), the same as `amn inspect --json`. */
+export interface ModelInfo {
+  amn_info_version: number;
+  format: string;
+  sharded: boolean;
+  index: string | null;
+  files: FileInfo[];
+  metadata: Record<string, string>;
+  config: Record<string, unknown> | null;
+  /** Problems that did not stop parsing (e.g. an unreadable config.json). */
+  warnings: string[];
+  tensors: TensorInfo[];
+  parameters: number;
+  total_bytes: number;
+  file_bytes: number;
+  dtypes: DTypeShare[];
+}
+
+/** Values typed by dtype; BF16 and F16 are raw 16-bit patterns. Other dtypes: bytes. */
+export type TensorData = Uint16Array | Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+
+export interface Tensor {
+  name: string;
+  dtype: DType;
+  shape: number[];
+  data: TensorData;
+}
+
+export interface TensorOptions {
+  /** Cast to this type; omitted keeps the stored dtype. */
+  to?: FloatTarget;
+  signal?: AbortSignal;
+}
+
+export interface Progress {
+  /** Output bytes written so far (header included). */
+  done: number;
+  /** Output bytes in all. */
+  total: number;
+}
+
+/** Node only: a stream.Writable (structural). */
+export interface NodeWritableLike {
+  write(chunk: Uint8Array): boolean;
+  end(): unknown;
+  once(event: string, listener: (...args: any[]) => void): unknown;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  off(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** A WritableStream, or in Node a path (string or file: URL) or a stream.Writable. */
+export type Sink = WritableStream<Uint8Array> | string | URL | NodeWritableLike;
+
+export interface ConvertOptions {
+  /** Output format; only 'safetensors'. */
+  to?: 'safetensors';
+  /** Cast floating tensors to this type; omitted keeps every dtype. */
+  dtype?: FloatTarget | null;
+  /** Node path sinks: replace an existing file (otherwise AmnError 'exists'). */
+  overwrite?: boolean;
+  onProgress?: (progress: Progress) => void;
+  signal?: AbortSignal;
+}
+
+export interface ConvertResult {
+  /** Bytes written. */
+  bytes: number;
+  /** The final path, for a path sink. */
+  path?: string;
+}
+
+export declare class Model {
+  private constructor();
+  /** The parsed model-info document. */
+  readonly info: ModelInfo;
+  /** The same document as the core wrote it: the bytes `amn inspect --json` prints. */
+  readonly infoJson: string;
+  /** The CLI's human-readable report. */
+  text(kind?: 'inspect' | 'parse'): string;
+  /** One tensor's values (AmnError 'not_found' if absent). */
+  tensor(name: string, options?: TensorOptions): Promise<Tensor>;
+  /** tensor() with `to` defaulting to 'bf16'. */
+  dequantize(name: string, options?: TensorOptions): Promise<Tensor>;
+  /** Streams the converted model into `sink`. */
+  convert(options: ConvertOptions & { sink: Sink }): Promise<ConvertResult>;
+  /** Without a sink: the whole file, as a Blob (browser) or a Uint8Array (Node). */
+  convert(options?: ConvertOptions & { sink?: undefined }): Promise<Blob | Uint8Array>;
+  /** Frees the core session and closes files. */
+  close(): Promise<void>;
+}
+
+/** Parses the model's headers (never its tensor data) and returns a Model. */
+export declare function open(source: Source, options?: OpenOptions): Promise<Model>;
+
+/** The core's version string (loads the WASM module). */
+export declare function version(): Promise<string>;
+
+/** Loads the WASM module now rather than on the first open(). */
+export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<void>;
+
+/** The name of the kernel implementation the WASM core runs (e.g. for `amn --version`). */
+export declare function implementation(): Promise<string>;

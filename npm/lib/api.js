@@ -1,0 +1,26 @@
+// The public API, built once per entry point (index.js for browsers, node.js for Node)
+// from a core loader and the environment's extra sources and sinks.
+import { AmnError } from './errors.js';
+import { openModel } from './open.js';
+
+export function makeApi({ instantiate, resolveExtra, openSink }) {
+  let core = null;  // one module, loaded lazily, shared by every model
+  let initOptions = {};
+  const loadCore = () => {
+    core ||= instantiate(initOptions).catch((err) => {
+      core = null;  // let a later call retry (e.g. after a network error)
+      throw err instanceof AmnError ? err : new AmnError('internal', `cannot load the anamnesis WASM core: ${err.message}`, { cause: err });
+    });
+    return core;
+  };
+  return {
+    /** Loads the WASM core now (optional); `options` may give wasmBinary or wasmUrl. */
+    async init(options = {}) {
+      if (!core) initOptions = options;
+      await loadCore();
+    },
+    open: (source, options = {}) => openModel(loadCore, source, options, { resolveExtra, openSink }),
+    version: async () => (await loadCore()).version(),
+    implementation: async () => (await loadCore()).activeImpl(),
+  };
+}

@@ -1,0 +1,39 @@
+// AmnError: every failure the package reports, from the core or from JS-side I/O,
+// carries one of the core's stable codes so callers can branch on `.code`.
+
+export const ERROR_CODES = Object.freeze([
+  'parse', 'unsupported', 'limit', 'io', 'need_bytes', 'need_files', 'exists',
+  'invalid_argument', 'not_found', 'cancelled', 'internal',
+]);
+
+export class AmnError extends Error {
+  constructor(code, message, { offset = -1, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'AmnError';
+    this.code = code;
+    this.offset = offset;
+  }
+}
+
+// A status object from the core ({ ok:false, code, message, offset }) as an AmnError.
+export function errorFromStatus(status) {
+  const offset = typeof status.offset === 'number' ? status.offset : -1;
+  return new AmnError(status.code || 'internal', status.message || 'unknown error', { offset });
+}
+
+export function cancelledError(signal) {
+  return new AmnError('cancelled', 'cancelled', { cause: signal?.reason });
+}
+
+export function throwIfAborted(signal) {
+  if (signal?.aborted) throw cancelledError(signal);
+}
+
+// fetch() and friends reject with DOMException 'AbortError' on abort; map that to
+// 'cancelled' and everything else that is not already an AmnError to 'io'.
+export function asIoError(err, what, signal) {
+  if (err instanceof AmnError) return err;
+  if (signal?.aborted || err?.name === 'AbortError') return cancelledError(signal);
+  const detail = err?.cause?.message || err?.message || String(err);
+  return new AmnError('io', `${what}: ${detail}`, { cause: err });
+}

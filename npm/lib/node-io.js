@@ -1,0 +1,256 @@
+// Node-only sources and sinks: paths (files and folders), FileHandles, path sinks
+// written atomically, and Node Writables. Reads are positional on a FileHandle, so
+// inspecting a model never reads more than the core asks for.
+import { open as openFile, stat, readdir, rename, link, unlink, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { finished } from 'node:stream/promises';
+import { AmnError, asIoError, throwIfAborted } from './errors.js';
+import { chooseFiles } from './sources.js';
+import { isWritableStream, openCommonSink, partsSink, toUint8Array } from './sinks.js';
+
+function ioError(err, path) {
+  if (err instanceof AmnError) return err;
+  if (err?.code === 'ENOENT') return new AmnError('io', `cannot open ${path}: no such file or folder`, { cause: err });
+  if (err?.code === 'EACCES' || err?.code === 'EPERM') return new AmnError('io', `${path}: permission denied`, { cause: err });
+  return asIoError(err, path);
+}
+
+// The C library's wording, so the Node CLI's error lines read like the native ones.
+const STRERROR = {
+  ENOENT: 'No such file or directory', EACCES: 'Permission denied', EPERM: 'Operation not permitted',
+  ENOSPC: 'No space left on device', EDQUOT: 'Disk quota exceeded', EROFS: 'Read-only file system',
+  EEXIST: 'File exists', EISDIR: 'Is a directory', ENOTDIR: 'Not a directory', EIO: 'Input/output error',
+  EXDEV: 'Invalid cross-device link', EMFILE: 'Too many open files', EFBIG: 'File too large',
+};
+const strerror = (err) => STRERROR[err?.code] || err?.message || String(err);
+const writeError = (what, err) => (err instanceof AmnError ? err : new AmnError('io', `${what}: ${strerror(err)}`, { cause: err }));
+
+async function readFully(fh, offset, length, label, signal) {
+  const buf = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    throwIfAborted(signal);
+    let bytesRead;
+    try {
+      ({ bytesRead } = await fh.read(buf, got, length - got, offset + got));
+    } catch (err) {
+      throw ioError(err, label);
+    }
+    if (bytesRead === 0) throw new AmnError('io', `${label}: short read (file shrank?) at ${offset + got}`, { offset: offset + got });
+    got += bytesRead;
+  }
+  return buf;
+}
+
+// A file by path; the handle opens on the first read and closes with the model.
+function pathFile(path, size) {
+  let handle = null;
+  return {
+    name: basename(path),
+    size,
+    path,
+    async read(offset, length, signal) {
+      if (!handle) handle = openFile(path, 'r').catch((err) => { handle = null; throw ioError(err, path); });
+      return readFully(await handle, offset, length, path, signal);
+    },
+    async close() {
+      const h = handle;
+      handle = null;
+      if (h) await (await h.catch(() => null))?.close();
+    },
+  };
+}
+
+async function statPath(path, optional = false) {
+  try {
+    return await stat(path);
+  } catch (err) {
+    if (optional && err?.code === 'ENOENT') return null;
+    throw ioError(err, path);
+  }
+}
+
+async function pathFileIfExists(path) {
+  const st = await statPath(path, true);
+  return st && st.isFile() ? pathFile(path, st.size) : null;
+}
+
+// A file, a folder or an index, with the files the native CLI adds (local_files.cpp), in
+// its order: the entry, shards (a folder's, or those an index names), then config.json.
+async function pathSource(path) {
+  const st = await statPath(path);
+  const ref = (dir) => (n) => pathFileIfExists(join(dir, n));
+  let folder;
+  let entry;
+  let shards = [];
+  let config;
+  if (st.isDirectory()) {
+    let names;
+    try {
+      names = (await readdir(path, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name);
+    } catch (err) {
+      throw ioError(err, path);
+    }
+    const choice = chooseFiles(names);
+    if (!choice) throw new AmnError('io', `${path} holds no model files (*.safetensors or *.safetensors.index.json)`);
+    folder = path;
+    entry = await ref(folder)(choice.entry);
+    shards = await Promise.all(choice.shards.map(ref(folder)));
+    config = choice.config ? await ref(folder)(choice.config) : null;
+  } else {
+    folder = dirname(path);
+    entry = pathFile(path, st.size);
+    config = basename(path) === 'config.json' ? null : await ref(folder)('config.json');
+  }
+  const viaIndex = entry.name.endsWith('.index.json');
+  const configs = config ? [config] : [];
+  return {
+    entry,
+    extras: viaIndex ? [] : [...shards.filter(Boolean), ...configs],
+    afterShards: async () => (viaIndex ? configs : []),
+    find: ref(folder),
+    missing: (n) => `shard ${n} named by ${entry.name} is missing from ${folder}`,
+  };
+}
+
+const isFileHandle = (x) => x && typeof x === 'object' && typeof x.fd === 'number' && typeof x.stat === 'function' && typeof x.read === 'function';
+
+// The caller's FileHandle: read it, never close it.
+async function handleSource(fh, name) {
+  const st = await fh.stat();
+  const label = name || `fd ${fh.fd}`;
+  return {
+    entry: { name: name || 'model.safetensors', size: st.size, read: (o, l, s) => readFully(fh, o, l, label, s) },
+    extras: [],
+    find: async () => null,
+  };
+}
+
+export async function resolveNodeSource(source, { name }) {
+  if (typeof source === 'string') return pathSource(source);
+  if (source instanceof URL && source.protocol === 'file:') return pathSource(fileURLToPath(source));
+  if (isFileHandle(source)) return handleSource(source, name);
+  return null;
+}
+resolveNodeSource.accepts = ', a path or a FileHandle';
+
+// ---- sinks ------------------------------------------------------------------------
+
+async function exists(path) {
+  return (await statPath(path, true)) !== null;
+}
+
+// Moves the finished temp file into place. Without overwrite, link() is an atomic
+// "create only if absent"; file systems without hard links fall back to rename.
+async function place(tmp, dest, overwrite) {
+  if (overwrite) return rename(tmp, dest);
+  try {
+    await link(tmp, dest);
+    await unlink(tmp);
+  } catch (err) {
+    if (err?.code === 'EEXIST' || await exists(dest)) throw existsError(dest);
+    await rename(tmp, dest);
+  }
+}
+
+const existsError = (dest) => new AmnError('exists', `${dest} already exists (pass { overwrite: true } to replace it)`);
+
+async function syncDir(dir) {
+  // Makes the rename itself durable; not every platform lets a directory be fsynced.
+  try {
+    const fh = await openFile(dir, 'r');
+    await fh.sync().finally(() => fh.close());
+  } catch { /* best effort */ }
+}
+
+export async function pathSink(destPath, { overwrite = false } = {}) {
+  const dest = resolve(destPath);
+  if (!overwrite && await exists(dest)) throw existsError(destPath);
+  const dir = dirname(dest);
+  const tmp = join(dir, `.amn-tmp-${process.pid}-${randomBytes(4).toString('hex')}-${basename(dest)}`);
+  let fh;
+  try {
+    fh = await openFile(tmp, 'wx', 0o644);
+  } catch (err) {
+    throw writeError(`cannot create a file in ${dirname(destPath)}`, err);
+  }
+  let bytes = 0;
+  let closed = false;
+  return {
+    async write(chunk) {
+      try {
+        for (let off = 0; off < chunk.byteLength;) {
+          const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off);
+          off += bytesWritten;
+        }
+      } catch (err) {
+        throw writeError(`cannot write ${destPath}`, err);
+      }
+      bytes += chunk.byteLength;
+    },
+    async close() {
+      try {
+        await fh.sync();  // the data is on disk before the name appears
+      } catch (err) {
+        throw writeError(`cannot flush ${destPath}`, err);
+      }
+      closed = true;
+      await fh.close();
+      try {
+        await place(tmp, dest, overwrite);
+      } catch (err) {
+        throw writeError(`cannot move the output into place at ${destPath}`, err);
+      }
+      await syncDir(dir);
+      return { bytes, path: destPath };
+    },
+    async abort() {
+      if (!closed) await fh.close().catch(() => {});
+      closed = true;
+      await rm(tmp, { force: true });
+    },
+  };
+}
+
+const isNodeWritable = (x) => x && typeof x.write === 'function' && typeof x.end === 'function' && typeof x.once === 'function';
+
+export function writableSink(w) {
+  let bytes = 0;
+  let failure = null;
+  const onError = (err) => { failure ||= err; };
+  w.on('error', onError);
+  const check = () => { if (failure) throw asIoError(failure, 'writing the output stream'); };
+  return {
+    async write(chunk) {
+      check();
+      bytes += chunk.byteLength;
+      if (!w.write(chunk)) {
+        await new Promise((res) => {
+          const done = () => { w.off('drain', done); w.off('error', done); w.off('close', done); res(); };
+          w.on('drain', done); w.on('error', done); w.on('close', done);
+        });
+      }
+      check();
+    },
+    async close() {
+      w.end();
+      try { await finished(w); } catch (err) { throw asIoError(err, 'writing the output stream'); }
+      w.off('error', onError);
+      return { bytes };
+    },
+    async abort() {
+      w.off('error', onError);
+      // Never destroy the process's own stdout/stderr.
+      if (w !== process.stdout && w !== process.stderr) w.destroy();
+    },
+  };
+}
+
+export async function openNodeSink(sink, options) {
+  if (typeof sink === 'string') return pathSink(sink, options);
+  if (sink instanceof URL && sink.protocol === 'file:') return pathSink(fileURLToPath(sink), options);
+  if (sink && !isWritableStream(sink) && isNodeWritable(sink)) return writableSink(sink);
+  return openCommonSink(sink, () => partsSink(toUint8Array));
+}

@@ -1,0 +1,89 @@
+// open(): resolve a source to files, declare them to a new Session and parse,
+// serving need_bytes / need_files, until the core has the model.
+import { AmnError, asIoError, throwIfAborted } from './errors.js';
+import { FileTable, drive } from './session.js';
+import { Model } from './model.js';
+import { blobFile, fileListSource, memoryFile, urlSource } from './sources.js';
+
+const LIMIT_KEYS = {
+  maxSingleAlloc: 'max_single_alloc', maxTotalBytes: 'max_total_bytes',
+  maxItemCount: 'max_item_count', maxDecompressionRatio: 'max_decompression_ratio',
+};
+
+// Accepts camelCase (JS style) or the core's snake_case keys.
+export function limitsJson(limits) {
+  const out = {};
+  for (const [key, value] of Object.entries(limits || {})) {
+    const k = LIMIT_KEYS[key] || key;
+    if (!Object.values(LIMIT_KEYS).includes(k)) throw new AmnError('invalid_argument', `unknown limit "${key}"`);
+    if (typeof value !== 'number' || !(value > 0)) throw new AmnError('invalid_argument', `limit ${key} must be a positive number`);
+    out[k] = value;
+  }
+  return JSON.stringify(out);
+}
+
+const isUrlString = (s) => /^https?:\/\//i.test(s);
+
+// Sources every environment understands; `extra` (Node) handles paths and FileHandles.
+export async function resolveSource(source, options, extra) {
+  const { name } = options;
+  const fetchFn = options.fetch || globalThis.fetch;
+  const single = (entry) => ({ entry, extras: [], find: async () => null });
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return single(memoryFile(source, name));
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return single(blobFile(source, name));
+  if (Array.isArray(source) && source.length === 1 && source[0] instanceof Blob) return single(blobFile(source[0], name));
+  if (Array.isArray(source)) return fileListSource(source);
+  const url = source instanceof URL ? source : typeof source === 'string' && isUrlString(source) ? new URL(source) : null;
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
+    if (typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
+    return urlSource(url, { fetch: fetchFn, signal: options.signal });
+  }
+  const resolved = extra ? await extra(source, options) : null;
+  if (resolved) return resolved;
+  throw new AmnError('invalid_argument', 'open(): source must be an ArrayBuffer, Uint8Array, Blob/File, array of Files or an http(s) URL'
+    + (extra?.accepts || ''));
+}
+
+export async function openModel(loadCore, source, options = {}, hooks) {
+  const { signal } = options;
+  throwIfAborted(signal);
+  const M = await loadCore();
+  const limits = limitsJson(options.limits);
+  const resolved = await resolveSource(source, options, hooks.resolveExtra);
+  const session = new M.Session(limits);
+  const files = new FileTable(session);
+  try {
+    files.add(resolved.entry);
+    for (const ref of resolved.extras) files.add(ref);
+    // Shards the core names (from an index) are found beside the entry; a sibling
+    // config.json follows them (the order the native CLI declares files in).
+    let later = resolved.afterShards || null;
+    const addLater = async () => {
+      const refs = later ? await later() : [];
+      later = null;
+      for (const ref of refs) if (!files.has(ref.name)) files.add(ref);
+      return refs.length > 0;
+    };
+    const onNeedFiles = async (names) => {
+      const wanted = names.filter((n) => !files.has(n));
+      if (wanted.length === 0) throw new AmnError('internal', `the core asked again for ${names.join(', ')}`);
+      const refs = await Promise.all(wanted.map((n) => resolved.find(n).catch((e) => { throw asIoError(e, n, signal); })));
+      refs.forEach((ref, i) => {
+        if (!ref) throw new AmnError('io', resolved.missing ? resolved.missing(wanted[i]) : `shard ${wanted[i]} named by ${resolved.entry.name} is missing`);
+        files.add(ref);
+      });
+      await addLater();
+    };
+    const parse = () => drive(M, session, files, () => session.parse(), { signal, onNeedFiles, what: 'parse' });
+    await parse();
+    if (await addLater()) await parse();  // an index that named no missing shard
+    const infoJson = session.info();
+    session.releaseData();
+    return new Model(M, session, files, infoJson, hooks);
+  } catch (err) {
+    session.delete();
+    await files.close();
+    await resolved.entry?.close?.();
+    throw err;
+  }
+}

@@ -1,0 +1,168 @@
+// Byte sources that work in every environment: memory, Blob/File, a list of Files
+// (a dropped folder) and URLs read with HTTP Range. Each file is a FileRef:
+//   { name, size, read(offset, length, signal) -> Promise<Uint8Array>, close?() }
+// A resolved source is { entry, extras, afterShards?, find, missing? }: the entry file,
+// files declared right after it, files declared after the shards an index names
+// (config.json), a lookup for the files the core asks for by name (need_files), and
+// the message for one that is absent.
+import { AmnError, asIoError, throwIfAborted } from './errors.js';
+
+const DEFAULT_NAME = 'model.safetensors';
+
+export function memoryFile(bytes, name = DEFAULT_NAME) {
+  const u8 = bytes instanceof Uint8Array ? bytes
+    : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    : new Uint8Array(bytes);
+  return {
+    name,
+    size: u8.byteLength,
+    // subarray, not slice: the caller copies straight into WASM memory.
+    async read(offset, length) { return u8.subarray(offset, offset + length); },
+  };
+}
+
+export function blobFile(blob, name) {
+  return {
+    name: name || blob.name || DEFAULT_NAME,
+    size: blob.size,
+    async read(offset, length, signal) {
+      throwIfAborted(signal);
+      try {
+        return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+      } catch (err) {
+        throw asIoError(err, `reading ${name || blob.name || 'blob'}`, signal);
+      }
+    },
+  };
+}
+
+// Which of a folder's files make the model, as the native CLI decides
+// (model_files_in_folder): the *.safetensors.index.json if there is exactly one, else
+// every *.safetensors in name order (the first is the entry); config.json rides along.
+export function chooseFiles(names) {
+  const sorted = [...names].sort();
+  const indexes = sorted.filter((n) => n.endsWith('.safetensors.index.json'));
+  const shards = sorted.filter((n) => n.endsWith('.safetensors'));
+  const config = sorted.includes('config.json') ? 'config.json' : null;
+  if (indexes.length === 1) return { entry: indexes[0], shards: [], config, viaIndex: true };
+  if (shards.length > 0) return { entry: shards[0], shards: shards.slice(1), config, viaIndex: false };
+  return null;
+}
+
+// A dropped folder or a multi-select: shards + index + config.json.
+export function fileListSource(list) {
+  const byName = new Map();
+  for (const f of list) {
+    if (!(f instanceof Blob)) throw new AmnError('invalid_argument', 'open(): an array source must hold File/Blob objects');
+    byName.set(baseName(f.name || ''), f);
+  }
+  const choice = chooseFiles(byName.keys());
+  if (!choice) throw new AmnError('invalid_argument', 'open(): no model file among the given files');
+  const ref = (n) => blobFile(byName.get(n), n);
+  const config = choice.config ? [ref(choice.config)] : [];
+  // The native CLI's order: entry, shards, config.json.
+  return {
+    entry: ref(choice.entry),
+    extras: choice.viaIndex ? [] : [...choice.shards.map(ref), ...config],
+    afterShards: async () => (choice.viaIndex ? config : []),
+    find: async (n) => (byName.has(n) ? ref(n) : null),
+    missing: (n) => `shard ${n} named by ${choice.entry} is not among the given files`,
+  };
+}
+
+export function baseName(path) {
+  const parts = String(path).split(/[\\/]/);
+  return parts[parts.length - 1];
+}
+
+// ---- HTTP Range -------------------------------------------------------------------
+
+function urlName(url) {
+  const last = url.pathname.split('/').filter(Boolean).pop() || DEFAULT_NAME;
+  try { return decodeURIComponent(last); } catch { return last; }
+}
+
+async function request(fetchFn, url, init, signal) {
+  throwIfAborted(signal);
+  try {
+    return await fetchFn(url, { ...init, signal });
+  } catch (err) {
+    throw asIoError(err, `fetch ${url} failed`, signal);
+  }
+}
+
+// Total size from a HEAD; some hosts (pre-signed GET-only URLs) refuse HEAD, so fall
+// back to a one-byte range GET and read the total from Content-Range.
+async function remoteSize(fetchFn, url, signal, optional) {
+  const head = await request(fetchFn, url, { method: 'HEAD' }, signal);
+  if (head.status === 404 && optional) return null;
+  const length = head.headers.get('content-length');
+  if (head.ok && length !== null && !head.headers.get('content-encoding')) return Number(length);
+  const probe = await request(fetchFn, url, { headers: { Range: 'bytes=0-0' } }, signal);
+  if (probe.status === 404 && optional) { await probe.body?.cancel(); return null; }
+  const total = /\/(\d+)\s*$/.exec(probe.headers.get('content-range') || '');
+  await probe.body?.cancel();
+  if (probe.status === 206 && total) return Number(total[1]);
+  if (probe.status === 416 && total) return Number(total[1]);  // empty file
+  if (!probe.ok) throw new AmnError('io', `${url}: HTTP ${probe.status} ${probe.statusText}`.trim());
+  throw new AmnError('io', `${url}: cannot tell the file size (no Content-Length on HEAD, no Range support on GET)`);
+}
+
+export async function urlFile(url, { fetch: fetchFn, signal, optional = false } = {}) {
+  const href = url.href;
+  const size = await remoteSize(fetchFn, href, signal, optional);
+  if (size === null) return null;
+  return {
+    name: urlName(url),
+    size,
+    url: href,
+    async read(offset, length, sig) {
+      const end = offset + length - 1;
+      const res = await request(fetchFn, href, { headers: { Range: `bytes=${offset}-${end}` } }, sig);
+      const whole = offset === 0 && length === size;
+      if (res.status === 200 && !whole) {
+        await res.body?.cancel();
+        throw new AmnError('io', `${href}: the server ignored the Range header (HTTP 200 for bytes ${offset}-${end}); `
+          + 'reading a model over HTTP needs a server with Range support', { offset });
+      }
+      if (res.status !== 206 && res.status !== 200) {
+        await res.body?.cancel();
+        throw new AmnError('io', `${href}: HTTP ${res.status} ${res.statusText} for bytes ${offset}-${end}`.trim(), { offset });
+      }
+      const started = /bytes\s+(\d+)-/.exec(res.headers.get('content-range') || '');
+      if (res.status === 206 && started && Number(started[1]) !== offset) {
+        await res.body?.cancel();
+        throw new AmnError('io', `${href}: the server answered bytes ${started[1]}- for a request of ${offset}-${end}`, { offset });
+      }
+      let body;
+      try {
+        body = new Uint8Array(await res.arrayBuffer());
+      } catch (err) {
+        throw asIoError(err, `reading ${href}`, sig);
+      }
+      if (body.byteLength < length) {
+        throw new AmnError('io', `${href}: short read (${body.byteLength} of ${length} bytes at ${offset})`, { offset });
+      }
+      return body.byteLength === length ? body : body.subarray(0, length);
+    },
+  };
+}
+
+export async function urlSource(url, { fetch: fetchFn, signal }) {
+  const opts = { fetch: fetchFn, signal };
+  const entry = await urlFile(url, opts);
+  const sibling = (n) => new URL(encodeURIComponent(n), url);
+  // Beside an index, config.json follows the shards (a 404 just means there is none).
+  // A single-file URL costs no extra request: open() + info is HEAD + one range GET.
+  const viaIndex = entry.name.endsWith('.index.json');
+  return {
+    entry,
+    extras: [],
+    afterShards: async () => {
+      const config = viaIndex ? await urlFile(sibling('config.json'), { ...opts, optional: true }) : null;
+      return config ? [config] : [];
+    },
+    find: (n) => urlFile(sibling(n), { ...opts, optional: true }),
+    missing: (n) => `shard ${n} named by ${entry.name} is missing (${sibling(n).href}: HTTP 404)`,
+  };
+}

@@ -1,0 +1,28 @@
+// Node entry: the browser API plus paths, folders and FileHandles as sources, and
+// paths (written atomically) and Node Writables as convert sinks.
+import { readFile } from 'node:fs/promises';
+import { makeApi } from './lib/api.js';
+import { AmnError } from './lib/errors.js';
+import { openNodeSink, resolveNodeSource } from './lib/node-io.js';
+
+export { AmnError, ERROR_CODES } from './lib/errors.js';
+
+async function instantiate({ wasmBinary } = {}) {
+  const js = new URL('./dist/amn-core.js', import.meta.url);
+  const wasm = new URL('./dist/amn-core.wasm', import.meta.url);
+  let createAmnCore;
+  let bytes = wasmBinary;
+  try {
+    ({ default: createAmnCore } = await import(js.href));
+    bytes ||= await readFile(wasm);
+  } catch (err) {
+    throw new AmnError('internal', `cannot load the anamnesis WASM core from ${new URL('.', js).pathname} `
+      + `(${err.code || err.message}); build it: ninja -C build/wasm amn-core`, { cause: err });
+  }
+  // Node 20's fetch cannot read file: URLs, so the glue gets the bytes directly.
+  return createAmnCore({ wasmBinary: bytes });
+}
+
+const api = makeApi({ instantiate, resolveExtra: resolveNodeSource, openSink: openNodeSink });
+
+export const { open, version, implementation, init } = api;

@@ -1,0 +1,111 @@
+// URL sources over HTTP Range: inspecting a huge remote file costs a HEAD and one range
+// read; tensors and conversions fetch only what they need; errors are clear.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadPackage, rejectsWith, sha256, tempDir } from '../support/helpers.js';
+import { sampleBytes } from '../support/sample.js';
+import { writeSparseSafetensors } from '../support/safetensors.js';
+import { startRangeServer } from '../support/range-server.js';
+
+const amn = await loadPackage();
+const READ_AHEAD = 64 * 1024;
+
+async function serve(t, dir) {
+  const server = await startRangeServer({ root: dir });
+  t.after(() => server.close());
+  return server;
+}
+
+// 1 GiB + of F32 that costs no disk: the data section is a hole.
+const BIG = [
+  { name: 'a', dtype: 'F32', shape: [16] },
+  { name: 'big', dtype: 'F32', shape: [16384, 16400] },
+  { name: 'z', dtype: 'F32', shape: [4] },
+];
+
+test('open() + info of a sparse 1 GiB file: at most 2 requests, header + 64 KiB', async (t) => {
+  const dir = await tempDir(t);
+  const { headerBytes, size } = await writeSparseSafetensors(join(dir, 'huge.safetensors'), BIG, { format: 'pt' });
+  assert.ok(size > 2 ** 30);
+  const server = await serve(t, dir);
+  const model = await amn.open(`${server.url}huge.safetensors`);
+  assert.equal(model.info.files[0].size, size);
+  assert.equal(model.info.files[0].header_bytes, headerBytes);
+  assert.deepEqual(model.info.tensors.map((x) => x.name), ['a', 'big', 'z']);
+  assert.equal(model.info.parameters, 16 + 16384 * 16400 + 4);
+  assert.ok(server.stats.requests <= 2, `requests: ${JSON.stringify(server.stats.log)}`);
+  assert.ok(server.stats.bytes <= headerBytes + READ_AHEAD, `bytes: ${server.stats.bytes}`);
+
+  // One tensor at the far end: one more request, its bytes only.
+  server.reset();
+  const z = await model.tensor('z');
+  assert.deepEqual([...z.data], [0, 0, 0, 0]);
+  assert.equal(server.stats.requests, 1);
+  assert.equal(server.stats.bytes, 16);
+  await model.close();
+});
+
+test('a header larger than the read-ahead (5000 tensors) is fetched in one more request', async (t) => {
+  const dir = await tempDir(t);
+  const tensors = Array.from({ length: 5000 }, (_, i) => ({
+    name: `model.layers.${i}.self_attn.q_proj.weight`, dtype: 'BF16', shape: [64, 64],
+  }));
+  const { headerBytes } = await writeSparseSafetensors(join(dir, 'wide.safetensors'), tensors);
+  assert.ok(headerBytes > READ_AHEAD);
+  const server = await serve(t, dir);
+  const model = await amn.open(`${server.url}wide.safetensors`);
+  assert.equal(model.info.tensors.length, 5000);
+  assert.equal(model.info.tensors[4999].name, 'model.layers.4999.self_attn.q_proj.weight');
+  assert.ok(server.stats.requests <= 3, `requests: ${server.stats.requests}`);
+  assert.ok(server.stats.bytes <= headerBytes + READ_AHEAD, `bytes: ${server.stats.bytes}`);
+  await model.close();
+});
+
+test('tensors and conversions over HTTP match local ones', async (t) => {
+  const dir = await tempDir(t);
+  await writeFile(join(dir, 'sample.safetensors'), sampleBytes());
+  const server = await serve(t, dir);
+  const local = await amn.open(sampleBytes(), { name: 'sample.safetensors' });
+  const remote = await amn.open(`${server.url}sample.safetensors`);
+  assert.deepEqual(remote.info, local.info);
+  assert.deepEqual([...(await remote.tensor('w', { to: 'bf16' })).data], [...(await local.tensor('w', { to: 'bf16' })).data]);
+  assert.equal(sha256(await remote.convert({ dtype: 'bf16' })), sha256(await local.convert({ dtype: 'bf16' })));
+  await local.close();
+  await remote.close();
+});
+
+test('a server that ignores Range is an io error, without downloading the file', async (t) => {
+  const dir = await tempDir(t);
+  await writeSparseSafetensors(join(dir, 'huge.safetensors'), BIG);
+  const server = await serve(t, dir);
+  server.ignoreRange = true;
+  await rejectsWith(assert, amn.open(`${server.url}huge.safetensors`), 'io', 'Range');
+  assert.ok(server.stats.bytes < 256 * 2 ** 20, `sent ${server.stats.bytes} bytes`);
+});
+
+test('HTTP failures are io errors', async (t) => {
+  const dir = await tempDir(t);
+  const server = await serve(t, dir);
+  await rejectsWith(assert, amn.open(`${server.url}missing.safetensors`), 'io', '404');
+  const closed = await startRangeServer({ root: dir });
+  const url = `${closed.url}x.safetensors`;
+  await closed.close();
+  await rejectsWith(assert, amn.open(url), 'io', 'fetch');
+});
+
+test('options.fetch is used, and aborting a fetch cancels', async (t) => {
+  const dir = await tempDir(t);
+  await writeFile(join(dir, 'sample.safetensors'), sampleBytes());
+  const server = await serve(t, dir);
+  let calls = 0;
+  const counting = (url, init) => { calls += 1; return fetch(url, init); };
+  const model = await amn.open(`${server.url}sample.safetensors`, { fetch: counting });
+  assert.ok(calls >= 2);
+  await model.close();
+
+  const controller = new AbortController();
+  const aborting = (url, init) => { controller.abort(); return fetch(url, init); };
+  await rejectsWith(assert, amn.open(`${server.url}sample.safetensors`, { fetch: aborting, signal: controller.signal }), 'cancelled');
+});

@@ -1,0 +1,72 @@
+// Type-checked (never run) by types.test.mjs: every documented use of the API must
+// compile against npm/index.d.ts under --strict, and misuses must not.
+import { AmnError, ERROR_CODES, init, implementation, open, version } from '../../npm/index.js';
+import type { ConvertResult, ErrorCode, Model, ModelInfo, Progress, Tensor, TensorInfo } from '../../npm/index.js';
+
+async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: WritableStream<Uint8Array>): Promise<void> {
+  await init();
+  const v: string = await version();
+  const impl: string = await implementation();
+  const controller = new AbortController();
+
+  const model: Model = await open(buffer, { limits: { maxItemCount: 1000, max_total_bytes: 1 << 30 }, name: 'a.safetensors' });
+  await open(new Uint8Array(buffer));
+  await open(file, { signal: controller.signal });
+  await open(files);
+  await open('https://example.com/model.safetensors.index.json', { fetch: (input, init) => fetch(input, init) });
+  await open(new URL('https://example.com/model.safetensors'));
+  await open('/models/tiny');
+
+  const info: ModelInfo = model.info;
+  const first: TensorInfo = info.tensors[0];
+  const n: number = first.parameters + first.offset + first.nbytes + first.data_offsets[1] + first.file;
+  const sharded: boolean = info.sharded;
+  const index: string | null = info.index;
+  const meta: Record<string, string> = info.metadata;
+  const warnings: string[] = info.warnings;
+  const bytesOfFirstFile: number = info.files[0].header_bytes + info.files[0].size;
+  const share: number = info.dtypes[0].bytes + info.parameters + info.total_bytes + info.file_bytes;
+  const text: string = model.text() + model.text('parse') + model.infoJson;
+
+  const t: Tensor = await model.tensor('w', { to: 'bf16', signal: controller.signal });
+  if (t.data instanceof Uint16Array) t.data[0] = 1;
+  const shape: number[] = t.shape;
+  const dq: Tensor = await model.dequantize('w');
+
+  const blobOrBytes: Blob | Uint8Array = await model.convert({ dtype: 'bf16' });
+  const onProgress = (p: Progress): void => { console.log(p.done / p.total); };
+  const r: ConvertResult = await model.convert({ to: 'safetensors', dtype: 'f16', sink: stream, onProgress, signal: controller.signal });
+  const r2: ConvertResult = await model.convert({ sink: 'out.safetensors', overwrite: true });
+  const written: number = r.bytes + r2.bytes;
+  const path: string | undefined = r2.path;
+  await model.convert({ dtype: null });
+  await model.close();
+
+  try {
+    await open(buffer);
+  } catch (err) {
+    if (err instanceof AmnError) {
+      const code: ErrorCode = err.code;
+      const offset: number = err.offset;
+      console.log(code, offset, err.message);
+    }
+  }
+  const codes: readonly ErrorCode[] = ERROR_CODES;
+  console.log(v, impl, n, sharded, index, meta, warnings, bytesOfFirstFile, share, text, shape, dq, blobOrBytes, written, path, codes);
+}
+
+async function misuse(model: Model): Promise<void> {
+  // @ts-expect-error: not a cast target
+  await model.tensor('w', { to: 'q4' });
+  // @ts-expect-error: only safetensors output
+  await model.convert({ to: 'gguf' });
+  // @ts-expect-error: numbers are not sources
+  await open(42);
+  // @ts-expect-error: unknown error code
+  const code: ErrorCode = 'oops';
+  // @ts-expect-error: info is read-only
+  model.info = null;
+  console.log(code);
+}
+
+export { usage, misuse };

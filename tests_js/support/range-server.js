@@ -1,0 +1,116 @@
+// A small static file server with HTTP Range support, for testing readers that fetch
+// byte ranges (vite preview mishandles suffix ranges, TOOLCHAIN.md quirk 12).
+//   const srv = await startRangeServer({ root });   // 127.0.0.1, random port
+//   srv.url                     'http://127.0.0.1:PORT/'
+//   srv.stats.requests          every request; srv.stats.files['/a.bin'] = { requests, bytes }
+//   srv.ignoreRange = true      answer 200 + the whole file, as servers without Range do
+//   srv.reset(); await srv.close();
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join, normalize, sep } from 'node:path';
+
+// bytes=a-b | a- | -n  →  { start, end } (inclusive), null if unsatisfiable,
+// undefined if the header is absent or not a single byte range (serve the whole file).
+export function parseRange(header, size) {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start;
+  let end;
+  if (m[1] === '') {
+    const n = Number(m[2]);
+    if (n === 0) return null;
+    start = Math.max(0, size - n);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    if (m[2] !== '' && Number(m[2]) < start) return undefined;  // malformed: ignore, per RFC 9110
+  }
+  if (start >= size) return null;
+  return { start, end };
+}
+
+export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = {}) {
+  const stats = { requests: 0, bytes: 0, files: {}, log: [] };
+  const state = { ignoreRange: false };
+  // Counted as they happen (not on 'close'), so a client that has its answer sees
+  // up-to-date numbers.
+  const fileStats = (path) => (stats.files[path] ||= { requests: 0, bytes: 0 });
+  const countRequest = (path, entry) => {
+    stats.requests += 1;
+    fileStats(path).requests += 1;
+    stats.log.push(entry);
+  };
+  const countBytes = (path, entry, n) => {
+    stats.bytes += n;
+    fileStats(path).bytes += n;
+    entry.bytes += n;
+  };
+
+  const server = createServer(async (req, res) => {
+    const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const file = normalize(join(root, urlPath));
+    const entry = { method: req.method, path: urlPath, range: req.headers.range || null, status: 0, bytes: 0 };
+    countRequest(urlPath, entry);
+    const finish = (status, headers, body = '') => {
+      entry.status = status;
+      res.writeHead(status, headers);
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') return finish(405, { Allow: 'GET, HEAD' });
+    if (file !== normalize(root) && !file.startsWith(normalize(root + sep))) return finish(403, {});
+    let st;
+    try {
+      st = await stat(file);
+    } catch {
+      return finish(404, { 'Content-Type': 'text/plain' }, 'not found');
+    }
+    if (!st.isFile()) return finish(404, { 'Content-Type': 'text/plain' }, 'not found');
+    const size = st.size;
+    const range = state.ignoreRange ? undefined : parseRange(req.headers.range, size);
+    const common = { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store' };
+    if (!state.ignoreRange) common['Accept-Ranges'] = 'bytes';
+    if (range === null) {
+      return finish(416, { ...common, 'Content-Range': `bytes */${size}` });
+    }
+    const { start, end } = range || { start: 0, end: size - 1 };
+    const length = size === 0 ? 0 : end - start + 1;
+    const headers = { ...common, 'Content-Length': String(length) };
+    if (range) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+    entry.status = range ? 206 : 200;
+    res.writeHead(entry.status, headers);
+    if (req.method === 'HEAD' || length === 0) return res.end();
+    const stream = createReadStream(file, { start, end });
+    stream.on('data', (chunk) => countBytes(urlPath, entry, chunk.length));
+    stream.pipe(res);
+    res.on('close', () => stream.destroy());  // the client may stop reading early
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const actualPort = server.address().port;
+  return {
+    url: `http://${host}:${actualPort}/`,
+    port: actualPort,
+    stats,
+    get ignoreRange() { return state.ignoreRange; },
+    set ignoreRange(v) { state.ignoreRange = Boolean(v); },
+    setIgnoreRange(v) { state.ignoreRange = Boolean(v); },
+    reset() {
+      stats.requests = 0;
+      stats.bytes = 0;
+      stats.files = {};
+      stats.log = [];
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      });
+    },
+  };
+}
