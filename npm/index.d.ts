@@ -56,6 +56,8 @@ export interface OpenOptions {
   signal?: AbortSignal;
   /** File name for sources that have none (ArrayBuffer, Blob, FileHandle). */
   name?: string;
+  /** URL of an *.index.json: also fetch config.json beside it (default true; a 404 is ignored). */
+  config?: boolean;
 }
 
 export type FloatTarget = 'bf16' | 'f16' | 'f32';

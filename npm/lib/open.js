@@ -36,7 +36,7 @@ export async function resolveSource(source, options, extra) {
   const url = source instanceof URL ? source : typeof source === 'string' && isUrlString(source) ? new URL(source) : null;
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
     if (typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
-    return urlSource(url, { fetch: fetchFn, signal: options.signal });
+    return urlSource(url, { fetch: fetchFn, signal: options.signal, config: options.config !== false });
   }
   const resolved = extra ? await extra(source, options) : null;
   if (resolved) return resolved;

@@ -95,6 +95,7 @@ async function request(fetchFn, url, init, signal) {
 // back to a one-byte range GET and read the total from Content-Range.
 async function remoteSize(fetchFn, url, signal, optional) {
   const head = await request(fetchFn, url, { method: 'HEAD' }, signal);
+  await head.body?.cancel();  // HEAD has no body; an unread one shows as an aborted load
   if (head.status === 404 && optional) return null;
   const length = head.headers.get('content-length');
   if (head.ok && length !== null && !head.headers.get('content-encoding')) return Number(length);
@@ -148,18 +149,19 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
   };
 }
 
-export async function urlSource(url, { fetch: fetchFn, signal }) {
+export async function urlSource(url, { fetch: fetchFn, signal, config: probeConfig = true }) {
   const opts = { fetch: fetchFn, signal };
   const entry = await urlFile(url, opts);
   const sibling = (n) => new URL(encodeURIComponent(n), url);
-  // Beside an index, config.json follows the shards (a 404 just means there is none).
+  // Beside an index, config.json follows the shards (a 404 just means there is none;
+  // `config: false` skips the probe, e.g. where a 404 in the console is unwelcome).
   // A single-file URL costs no extra request: open() + info is HEAD + one range GET.
   const viaIndex = entry.name.endsWith('.index.json');
   return {
     entry,
     extras: [],
     afterShards: async () => {
-      const config = viaIndex ? await urlFile(sibling('config.json'), { ...opts, optional: true }) : null;
+      const config = viaIndex && probeConfig ? await urlFile(sibling('config.json'), { ...opts, optional: true }) : null;
       return config ? [config] : [];
     },
     find: (n) => urlFile(sibling(n), { ...opts, optional: true }),

@@ -127,6 +127,16 @@ test('an index URL without config.json still opens (404 is ignored)', async (t) 
   await model.close();
 });
 
+test('config: false skips the config.json probe beside an index URL', async (t) => {
+  const dir = await shardedFolder(t);
+  const server = await startRangeServer({ root: dir });
+  t.after(() => server.close());
+  const model = await amn.open(`${server.url}model.safetensors.index.json`, { config: false });
+  assert.equal(model.info.config, null);
+  assert.equal(server.stats.files['/config.json'], undefined, 'config.json was requested');
+  await model.close();
+});
+
 test('a missing shard is an io error naming it', async (t) => {
   const dir = await shardedFolder(t);
   const { rm } = await import('node:fs/promises');
