@@ -69,7 +69,7 @@ test-aarch64: aarch64
 test-wasm: wasm
 	@ctest --test-dir $(BUILD)/wasm --output-on-failure
 
-test-js: native wasm
+test-js: native wasm aarch64
 	@node --test tests_js/node/ tests_js/cli/
 
 test-browser: web

@@ -3,6 +3,8 @@
 // (ftruncate): the file is huge on paper and tiny on disk. Used by the header benchmarks
 // and by the remote-inspect tests' big-file cases.
 import { openSync, writeSync, ftruncateSync, closeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function bigHeaderFile(path, { layers = 700 } = {}) {
   const parts = [['self_attn.q_proj.weight', [4096, 4096]], ['self_attn.k_proj.weight', [1024, 4096]],
@@ -31,4 +33,11 @@ export function bigHeaderFile(path, { layers = 700 } = {}) {
   ftruncateSync(fd, 8 + Buffer.byteLength(json) + offset);
   closeSync(fd);
   return { tensors: count, headerBytes: 8 + Buffer.byteLength(json), fileBytes: 8 + Buffer.byteLength(json) + offset };
+}
+
+// `node bench/make_big_header.mjs OUT [layers]` writes the file and prints its figures.
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const [out, layers] = process.argv.slice(2);
+  if (!out) { console.error('usage: make_big_header.mjs OUT [layers]'); process.exit(2); }
+  console.log(JSON.stringify(bigHeaderFile(out, { layers: Number(layers ?? 700) })));
 }

@@ -187,3 +187,46 @@ test('native and WASM agree byte for byte on every valid fixture', () => {
     }
   }
 });
+
+// The aarch64 build (NEON kernels, run under qemu) writes the same bytes as x86-64.
+test('aarch64 under qemu agrees with x86-64 byte for byte', () => {
+  const ARM = join(root, 'build/aarch64/amn');
+  assert.ok(existsSync(ARM), `${ARM} is missing (make aarch64)`);
+  const inputs = ['float_f32', 'float_f64', 'f16_all_bits', 'bf16_all_bits', 'cast_tails', 'all_dtypes']
+    .map((n) => fx(`safetensors/valid/${n}.safetensors`)).concat([TINY]);
+  const dir = tmp();
+  for (const input of inputs) {
+    const json = spawnSync('qemu-aarch64', [ARM, 'inspect', input, '--json'], { encoding: 'utf8' });
+    assert.equal(json.status, 0, json.stderr);
+    assert.equal(json.stdout, amn(['inspect', input, '--json']).out);
+    for (const dtype of ['bf16', 'f16', 'f32']) {
+      const a = join(dir, `x86-${dtype}.safetensors`), b = join(dir, `arm-${dtype}.safetensors`);
+      assert.equal(amn(['remember', input, '--to', dtype, '-o', a, '--force', '-q']).code, 0);
+      const r = spawnSync('qemu-aarch64', [ARM, 'remember', input, '--to', dtype, '-o', b, '--force', '-q'], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(readFileSync(a).equals(readFileSync(b)), `${input} --to ${dtype}: aarch64 and x86-64 bytes differ`);
+    }
+  }
+});
+
+// Another reader of the format accepts what we write: @huggingface/hub's parser.
+test('our output is readable by @huggingface/hub\'s safetensors parser', async () => {
+  const { parseSafetensorsMetadata } = await import('@huggingface/hub');
+  const dir = tmp();
+  const out = join(dir, 'out.safetensors');
+  assert.equal(amn(['remember', TINY, '--to', 'bf16', '-o', out]).code, 0);
+  const bytes = readFileSync(out);
+  const fetchFile = async (url, init = {}) => {
+    const m = /bytes=(\d+)-(\d+)?/.exec(new Headers(init.headers).get('Range') ?? '');
+    const start = m ? Number(m[1]) : 0, end = m && m[2] ? Math.min(Number(m[2]) + 1, bytes.length) : bytes.length;
+    return new Response(bytes.subarray(start, end), { status: m ? 206 : 200, headers: {
+      'Content-Range': `bytes ${start}-${end - 1}/${bytes.length}`, 'Content-Length': String(end - start), ETag: '"x"' } });
+  };
+  const parsed = await parseSafetensorsMetadata({ repo: 'local/model', path: 'out.safetensors', fetch: fetchFile });
+  const ours = JSON.parse(amn(['inspect', out, '--json']).out);
+  assert.equal(Object.keys(parsed.header).filter((k) => k !== '__metadata__').length, ours.tensors.length);
+  for (const t of ours.tensors) {
+    assert.equal(parsed.header[t.name].dtype, t.dtype);
+    assert.deepEqual(parsed.header[t.name].shape, t.shape);
+  }
+});
