@@ -47,7 +47,7 @@ aarch64:
 
 # ctest's emulator under emcmake is a flag Node 20 rejects (TOOLCHAIN.md quirk 3).
 wasm:
-	@emcmake cmake -S . -B $(BUILD)/wasm -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	@emcmake cmake -S . -B $(BUILD)/wasm -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMN_BUILD_TESTS=ON \
 	  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
 	@ninja -C $(BUILD)/wasm -j$(JOBS)
 

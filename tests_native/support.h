@@ -54,7 +54,7 @@ inline SparseOpen open_sparse(const std::vector<std::pair<std::string, std::vect
     if (out.model || out.model.error().code != ErrorCode::need_bytes) return out;
     for (const auto& r : out.model.error().need_bytes) {
       const auto& bytes = files[r.file].second;
-      (void)sources[r.file]->add_copy(r.offset, {bytes.data() + r.offset, r.length});
+      (void)sources[r.file]->add_copy(r.offset, {bytes.data() + r.offset, static_cast<size_t>(r.length)});
       out.bytes_fed += r.length;
     }
   }

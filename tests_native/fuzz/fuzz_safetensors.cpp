@@ -29,7 +29,7 @@ void parse_sparse(const uint8_t* data, size_t size) {
     if (m || m.error().code != ErrorCode::need_bytes) return;
     for (const auto& r : m.error().need_bytes) {
       if (r.offset > size || r.length > size - r.offset) __builtin_trap();  // asked past the end
-      (void)sparse->add_copy(r.offset, {data + r.offset, r.length});
+      (void)sparse->add_copy(r.offset, {data + r.offset, static_cast<size_t>(r.length)});
     }
   }
   __builtin_trap();  // the sparse loop must converge
