@@ -217,6 +217,28 @@ class Session {
 std::string version() { return AMN_VERSION; }
 std::string active_impl() { return std::string(amn::active_impl_name()); }
 
+// The folder rule (formats/open.h), so JS picks a folder's model files exactly as the
+// native CLI does: names in, names out, as JSON arrays of strings.
+std::string model_files_in_folder_json(const std::string& names_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array arr;
+  std::vector<std::string> names;
+  if (!parser.parse(names_json).get_array().get(arr)) {
+    for (auto v : arr) {
+      std::string_view s;
+      if (!v.get_string().get(s)) names.emplace_back(s);
+    }
+  }
+  std::string o = "[";
+  bool first = true;
+  for (const auto& n : amn::model_files_in_folder(std::move(names))) {
+    if (!first) o += ',';
+    first = false;
+    amn::append_json_string(o, n);
+  }
+  return o + "]";
+}
+
 std::string error_codes() {
   std::string o = "[";
   for (int c = 0; c <= static_cast<int>(amn::ErrorCode::internal); ++c) {
@@ -232,6 +254,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("version", &version);
   emscripten::function("activeImpl", &active_impl);
   emscripten::function("errorCodes", &error_codes);
+  emscripten::function("modelFilesInFolder", &model_files_in_folder_json);
   emscripten::class_<Session>("Session")
       .constructor<std::string>()
       .function("addFile", &Session::add_file)

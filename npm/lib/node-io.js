@@ -94,7 +94,7 @@ async function pathSource(path) {
       throw ioError(err, path);
     }
     const choice = chooseFiles(names);
-    if (!choice) throw new AmnError('io', `${path} holds no model files (*.safetensors or *.safetensors.index.json)`);
+    if (!choice) throw new AmnError('io', `${path} holds no model files (*.safetensors, *.safetensors.index.json or *.gguf)`);
     folder = path;
     entry = await ref(folder)(choice.entry);
     shards = await Promise.all(choice.shards.map(ref(folder)));

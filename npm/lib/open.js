@@ -3,7 +3,7 @@
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { FileTable, drive } from './session.js';
 import { Model } from './model.js';
-import { blobFile, fileListSource, memoryFile, urlSource } from './sources.js';
+import { blobFile, fileListSource, memoryFile, urlSource, useCoreFolderRule } from './sources.js';
 
 const LIMIT_KEYS = {
   maxSingleAlloc: 'max_single_alloc', maxTotalBytes: 'max_total_bytes',
@@ -48,6 +48,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
   const { signal } = options;
   throwIfAborted(signal);
   const M = await loadCore();
+  useCoreFolderRule(M);
   const limits = limitsJson(options.limits);
   const resolved = await resolveSource(source, options, hooks.resolveExtra);
   const session = new M.Session(limits);

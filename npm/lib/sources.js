@@ -36,17 +36,22 @@ export function blobFile(blob, name) {
   };
 }
 
-// Which of a folder's files make the model, as the native CLI decides
-// (model_files_in_folder): the *.safetensors.index.json if there is exactly one, else
-// every *.safetensors in name order (the first is the entry); config.json rides along.
+// Which of a folder's files make the model: the core's own rule (model_files_in_folder,
+// the one the native CLI uses), set once the core is loaded. The entry comes first; an
+// index or a GGUF shard names the rest itself (need_files), config.json rides along.
+let folderRule = null;
+export function useCoreFolderRule(M) {
+  folderRule = (names) => JSON.parse(M.modelFilesInFolder(JSON.stringify(names)));
+}
+
 export function chooseFiles(names) {
-  const sorted = [...names].sort();
-  const indexes = sorted.filter((n) => n.endsWith('.safetensors.index.json'));
-  const shards = sorted.filter((n) => n.endsWith('.safetensors'));
-  const config = sorted.includes('config.json') ? 'config.json' : null;
-  if (indexes.length === 1) return { entry: indexes[0], shards: [], config, viaIndex: true };
-  if (shards.length > 0) return { entry: shards[0], shards: shards.slice(1), config, viaIndex: false };
-  return null;
+  if (!folderRule) throw new AmnError('internal', 'the core is not loaded');
+  const files = folderRule([...names]);
+  const model = files.filter((n) => n !== 'config.json');
+  if (model.length === 0) return null;
+  const config = files.includes('config.json') ? 'config.json' : null;
+  const viaIndex = model[0].endsWith('.index.json');
+  return { entry: model[0], shards: viaIndex ? [] : model.slice(1), config, viaIndex };
 }
 
 // A dropped folder or a multi-select: shards + index + config.json.

@@ -44,7 +44,7 @@ Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits
     if (ec) return make_error(ErrorCode::io, "cannot list " + path + ": " + ec.message());
     auto wanted = model_files_in_folder(names);
     if (wanted.empty() || wanted.front() == kConfigFileName) {
-      return make_error(ErrorCode::io, path + " holds no model files (*.safetensors or *.safetensors.index.json)");
+      return make_error(ErrorCode::io, path + " holds no model files (*.safetensors, *.safetensors.index.json or *.gguf)");
     }
     for (const auto& name : wanted) AMN_TRY(add_file(*out.files, folder / name));
     out.stem = fs::absolute(p, ec).lexically_normal().filename().string();

@@ -32,6 +32,20 @@ void add_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
   } while (done < total);
 }
 
+// What this build can turn into the output's bytes. GGUF block types are dequantized by
+// the GGUF kernels (not built yet), and big-endian data needs a byte swap first.
+Status check_plannable(const Model& model, const TensorRecord& t) {
+  if (!t.block_type.empty()) {
+    return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is stored as " + t.block_type +
+                                                  ": dequantizing GGUF block types is not implemented yet");
+  }
+  if (model.big_endian && dtype_info(t.dtype).block_bytes > 1) {
+    return make_error(ErrorCode::unsupported, "tensor '" + t.name +
+                                                  "' is big-endian data: converting big-endian files is not implemented yet");
+  }
+  return {};
+}
+
 void add_tensor(const TensorRecord& t, std::optional<DType> to, Plan& plan) {
   const DType out = (to && is_castable_float(t.dtype)) ? *to : t.dtype;
   TensorSpec o{t.name, out, t.shape, 0};
@@ -51,13 +65,17 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   }
   Plan plan;
   plan.metadata = model.metadata;
-  for (const auto& t : model.tensors) add_tensor(t, options.dtype, plan);
+  for (const auto& t : model.tensors) {
+    AMN_TRY(check_plannable(model, t));
+    add_tensor(t, options.dtype, plan);
+  }
   return plan;
 }
 
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
   const TensorRecord* t = model.find(name);
   if (!t) return make_error(ErrorCode::not_found, "no tensor named '" + std::string(name) + "'");
+  AMN_TRY(check_plannable(model, *t));
   Plan plan;
   add_tensor(*t, to, plan);
   return plan;

@@ -18,8 +18,17 @@ struct TensorRecord {
   uint64_t elements = 0;
   uint32_t file = 0;            // index into Model::files (and the FileSet)
   uint64_t offset = 0;          // absolute byte offset in that file
-  uint64_t nbytes = 0;
+  uint64_t nbytes = 0;          // 0 when !size_known
+  // The stored type's name when DType cannot describe it: a GGUF block type ("Q4_K") or
+  // an unknown GGUF type id ("type 57"). Empty for every DType-described tensor.
+  std::string block_type;
+  bool size_known = true;       // false: an unknown type whose extent cannot be told
 };
+
+// "F32", "BF16", "Q4_K", ...: what the tensor is stored as.
+inline std::string_view stored_type_name(const TensorRecord& t) {
+  return t.block_type.empty() ? dtype_name(t.dtype) : std::string_view(t.block_type);
+}
 
 // A tensor described without a location: what a writer needs for its header.
 struct TensorSpec {
@@ -43,7 +52,13 @@ struct Model {
   std::string config_json;  // a sibling config.json, minified; empty when absent
   std::string index_name;   // the *.index.json a sharded model was opened through
   bool sharded = false;     // tensors live in more than one file
+  bool big_endian = false;  // multi-byte tensor data is big-endian (a big-endian GGUF)
   std::vector<std::string> warnings;  // problems that did not stop the parse
+  // Format-specific facts, produced by the format's module: a JSON object for the
+  // model-info document ("details"; GGUF: version, alignment, every KV with its type)
+  // and the same for people as (label, value) lines, long arrays summarised.
+  std::string details_json;
+  std::vector<std::pair<std::string, std::string>> details_text;
 
   uint64_t parameter_count() const;
   uint64_t tensor_bytes() const;

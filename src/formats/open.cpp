@@ -1,10 +1,13 @@
 #include "formats/open.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include <simdjson.h>
 
+#include "formats/gguf/describe.h"
+#include "formats/gguf/parse.h"
 #include "formats/safetensors/index.h"
 #include "formats/safetensors/parse.h"
 
@@ -152,18 +155,103 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
   return model;
 }
 
+std::string split_file_name(const std::string& prefix, uint32_t no, uint32_t count) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "-%05u-of-%05u.gguf", no, count);
+  return prefix + buf;
+}
+
+// A GGUF file, or every shard of a split model (llama.cpp's gguf-split naming and KVs).
+Result<Model> open_gguf(FileSet& files, const ParseLimits& limits) {
+  Model model;
+  model.format = "gguf";
+  for (uint32_t i = 0; i < files.count(); ++i) model.files.push_back({files.name(i), files.size(i), 0});
+  AMN_ASSIGN(auto first, parse_gguf(files, 0, limits));
+  std::vector<std::pair<uint32_t, GgufFile>> shards;  // (file id, header) in shard order
+  const auto name = gguf_split_name(files.name(0));
+  if (first.split && first.split->count > 1 && name) {
+    const uint32_t count = first.split->count;
+    std::vector<std::string> missing;
+    std::vector<uint32_t> ids(count, 0);
+    for (uint32_t k = 1; k <= count; ++k) {
+      const std::string shard = split_file_name(name->prefix, k, count);
+      auto id = files.find(shard);
+      if (!id) missing.push_back(shard);
+      else ids[k - 1] = *id;
+    }
+    if (!missing.empty()) {
+      Error e = make_error(ErrorCode::need_files, files.name(0) + " is shard " + std::to_string(first.split->no + 1) +
+                                                      " of " + std::to_string(count) + "; not open: " + missing.front());
+      e.need_files = std::move(missing);
+      return e;
+    }
+    std::vector<ByteRange> need;
+    for (uint32_t k = 0; k < count; ++k) {
+      auto g = ids[k] == 0 ? Result<GgufFile>(first) : parse_gguf(files, ids[k], limits);
+      if (!g) {
+        if (g.error().code != ErrorCode::need_bytes) return with_file_prefix(files.name(ids[k]), std::move(g).error());
+        need.insert(need.end(), g.error().need_bytes.begin(), g.error().need_bytes.end());
+        continue;
+      }
+      if (!g->split || g->split->no != k || g->split->count != count) {
+        return make_error(ErrorCode::parse, files.name(ids[k]) + ": its split.no / split.count do not say shard " +
+                                                std::to_string(k + 1) + " of " + std::to_string(count));
+      }
+      shards.emplace_back(ids[k], std::move(g).value());
+    }
+    if (!need.empty()) {
+      Error e = make_error(ErrorCode::need_bytes, "shard headers not yet available");
+      e.need_bytes = std::move(need);
+      return e;
+    }
+    model.sharded = true;
+  } else {
+    if (first.split && first.split->count > 1) {
+      model.warnings.push_back("this is shard " + std::to_string(first.split->no + 1) + " of " +
+                               std::to_string(first.split->count) +
+                               ", but its name does not follow <prefix>-00001-of-00003.gguf: only this shard is shown");
+    }
+    shards.emplace_back(0, std::move(first));
+  }
+  std::map<std::string, uint32_t, std::less<>> owner;
+  for (auto& [id, g] : shards) {
+    model.files[id].header_bytes = g.data_offset;
+    for (auto& w : g.warnings) model.warnings.push_back(files.name(id) + ": " + w);
+    for (const auto& t : g.tensors) {
+      auto [it, inserted] = owner.emplace(t.name, id);
+      if (!inserted) {
+        return make_error(ErrorCode::parse, "tensor '" + t.name + "' appears in both " + files.name(it->second) +
+                                                " and " + files.name(id));
+      }
+    }
+    add_gguf_tensors(g, id, model);
+  }
+  const GgufFile& head = shards.front().second;
+  if (model.sharded && head.split->tensors_count != model.tensors.size()) {
+    return make_error(ErrorCode::parse, "split.tensors.count says " + std::to_string(head.split->tensors_count) +
+                                            " tensors but the shards hold " + std::to_string(model.tensors.size()));
+  }
+  model.big_endian = head.big_endian;
+  model.details_json = gguf_details_json(head);
+  model.details_text = gguf_details_text(head);
+  return model;
+}
+
 }  // namespace
 
 Result<Model> open_model(FileSet& files, const ParseLimits& limits) {
   if (files.count() == 0) return make_error(ErrorCode::invalid_argument, "no file to open");
   const std::string& entry = files.name(0);
+  if (ends_with(entry, ".gguf")) return open_gguf(files, limits);
   if (!ends_with(entry, ".index.json") && !ends_with(entry, ".safetensors")) {
-    // Unknown extension: decide by content. The window is the one the parser reads first.
+    // Unknown extension: decide by content, from the window the safetensors parser reads
+    // first (a GGUF without its extension costs one more round trip, no more).
     const uint64_t size = files.size(0);
     AMN_ASSIGN(auto head, files.read(0, 0, std::min(size, kSafetensorsReadAhead)));
+    if (looks_like_gguf(head)) return open_gguf(files, limits);
     if (!looks_like_safetensors(head, size)) {
       return make_error(ErrorCode::unsupported,
-                        entry + ": not a recognised tensor file (supported: safetensors, sharded safetensors)", 0);
+                        entry + ": not a recognised tensor file (supported: safetensors, sharded safetensors, GGUF)", 0);
     }
   }
   return open_safetensors(files, limits);
@@ -178,6 +266,17 @@ std::vector<std::string> model_files_in_folder(std::vector<std::string> names) {
   }
   if (out.size() > 1) out.clear();  // several indexes: ambiguous, fall back to the shards
   out.insert(out.end(), shards.begin(), shards.end());
+  if (out.empty()) {
+    // No safetensors: the first GGUF; for a split model, shard 1 (the parser asks for the rest).
+    for (const auto& n : names) {
+      if (!ends_with(n, ".gguf")) continue;
+      auto split = gguf_split_name(n);
+      if (!split || split->no == 1) {
+        out.push_back(n);
+        break;
+      }
+    }
+  }
   if (!out.empty() && std::find(names.begin(), names.end(), kConfigFileName) != names.end()) {
     out.push_back(kConfigFileName);
   }

@@ -19,10 +19,10 @@ void append_uint_array(std::string& out, const std::vector<uint64_t>& v) {
 }  // namespace
 
 std::vector<DTypeRow> dtype_histogram(const Model& model) {
-  std::map<DType, DTypeRow> rows;
+  std::map<std::string, DTypeRow, std::less<>> rows;
   for (const auto& t : model.tensors) {
-    auto& r = rows[t.dtype];
-    r.dtype = t.dtype;
+    auto& r = rows[std::string(stored_type_name(t))];
+    r.type = stored_type_name(t);
     r.tensors += 1;
     r.parameters += t.elements;
     r.bytes += t.nbytes;
@@ -76,6 +76,9 @@ std::string model_info_json(const Model& model) {
   key("config");
   o += model.config_json.empty() ? std::string("null") : model.config_json;
   o += ",\n";
+  key("details");
+  o += model.details_json.empty() ? std::string("null") : model.details_json;
+  o += ",\n";
   key("warnings");
   o += "[";
   for (size_t i = 0; i < model.warnings.size(); ++i) {
@@ -92,7 +95,7 @@ std::string model_info_json(const Model& model) {
     o += "\"name\": ";
     append_json_string(o, t.name);
     o += ", \"dtype\": ";
-    append_json_string(o, dtype_name(t.dtype));
+    append_json_string(o, stored_type_name(t));
     o += ", \"shape\": ";
     append_uint_array(o, t.shape);
     o += ", \"parameters\": " + std::to_string(t.elements);
@@ -100,7 +103,9 @@ std::string model_info_json(const Model& model) {
     o += ", \"offset\": " + std::to_string(t.offset);
     o += ", \"data_offsets\": [" + std::to_string(t.offset - data_start) + ", " +
          std::to_string(t.offset - data_start + t.nbytes) + "]";
-    o += ", \"nbytes\": " + std::to_string(t.nbytes) + "}";
+    o += ", \"nbytes\": " + std::to_string(t.nbytes);
+    if (!t.size_known) o += ", \"size_known\": false";
+    o += "}";
   }
   o += model.tensors.empty() ? "],\n" : "\n  ],\n";
   uint64_t file_bytes = 0;
@@ -117,7 +122,7 @@ std::string model_info_json(const Model& model) {
   for (size_t i = 0; i < hist.size(); ++i) {
     o += i ? ",\n    {" : "\n    {";
     o += "\"dtype\": ";
-    append_json_string(o, dtype_name(hist[i].dtype));
+    append_json_string(o, hist[i].type);
     o += ", \"tensors\": " + std::to_string(hist[i].tensors) + ", \"parameters\": " +
          std::to_string(hist[i].parameters) + ", \"bytes\": " + std::to_string(hist[i].bytes) + "}";
   }

@@ -9,7 +9,7 @@
 namespace amn {
 
 struct DTypeRow {
-  DType dtype = DType::F32;
+  std::string type;  // stored type name (stored_type_name)
   uint64_t tensors = 0, parameters = 0, bytes = 0;
 };
 // Tensors, parameters and bytes per dtype, largest byte share first.

@@ -101,20 +101,33 @@ std::string render_inspect(const Model& model) {
   summary.add({"tensor data", human_bytes(model.tensor_bytes())});
   for (const auto& [k, v] : model.metadata) summary.add({"metadata", k + " = " + v});
   summary.add({"config.json", model.config_json.empty() ? "absent" : "present"});
+  if (model.parameter_count() > 0) {
+    char bpw[32];
+    std::snprintf(bpw, sizeof bpw, "%.2f", 8.0 * static_cast<double>(model.tensor_bytes()) /
+                                               static_cast<double>(model.parameter_count()));
+    summary.add({"bits/weight", bpw});
+  }
   out += summary.render();
+  if (!model.details_text.empty()) {
+    out += "\n";
+    Table details({"key", "value"}, {false, false});
+    for (const auto& [k, v] : model.details_text) details.add({k, v});
+    out += details.render();
+  }
   for (const auto& w : model.warnings) out += "warning: " + w + "\n";
 
   out += "\n";
   Table dtypes({"dtype", "tensors", "parameters", "size"}, {false, true, true, true});
   for (const auto& r : dtype_histogram(model)) {
-    dtypes.add({std::string(dtype_name(r.dtype)), grouped(r.tensors), grouped(r.parameters), human_bytes(r.bytes)});
+    dtypes.add({r.type, grouped(r.tensors), grouped(r.parameters), human_bytes(r.bytes)});
   }
   out += dtypes.render();
 
   out += "\n";
   Table tensors({"name", "dtype", "shape", "parameters", "size"}, {false, false, false, true, true});
   for (const auto& t : model.tensors) {
-    tensors.add({t.name, std::string(dtype_name(t.dtype)), shape_text(t.shape), grouped(t.elements), human_bytes(t.nbytes)});
+    tensors.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), grouped(t.elements),
+                 t.size_known ? human_bytes(t.nbytes) : std::string("?")});
   }
   out += tensors.render();
   return out;
@@ -132,7 +145,7 @@ std::string render_parse(const Model& model) {
   Table records({"name", "dtype", "shape", "file", "offset", "end", "bytes"},
                 {false, false, false, true, true, true, true});
   for (const auto& t : model.tensors) {
-    records.add({t.name, std::string(dtype_name(t.dtype)), shape_text(t.shape), std::to_string(t.file),
+    records.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), std::to_string(t.file),
                  std::to_string(t.offset), std::to_string(t.offset + t.nbytes), std::to_string(t.nbytes)});
   }
   out += records.render();
