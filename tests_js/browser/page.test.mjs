@@ -240,6 +240,24 @@ test('shows the error code for every broken fixture', { timeout: 120_000 }, asyn
   });
 });
 
+test('opens a GGUF file: header KVs, block types, and a clear refusal to convert them', { timeout: 60_000 }, async (t) => {
+  const gguf = JSON.parse(await readFile(join(FIXTURES, 'gguf', 'expected', 'tensor_types.json'), 'utf8'));
+  await withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', join(FIXTURES, 'gguf', 'valid', 'tensor_types.gguf'));
+    assert.equal(await settled(page), 'model');
+    const rows = await tableRows(page);
+    assert.deepEqual(rows.map((r) => [r.name, r.dtype]), gguf.tensors.map((x) => [x.name, x.type_name]));
+    const summary = await page.textContent('#summary');
+    assert.match(summary, /GGUF header/);
+    assert.match(summary, /v3, little-endian, alignment 32/);
+    assert.match(summary, /general\.architecture/);
+    await page.click('#convert-button');
+    await page.waitForSelector('#error-panel', { state: 'visible' });
+    assert.equal(await page.textContent('#error-code'), 'unsupported');
+    assert.match(await page.textContent('#error-message'), /Q8_0|Q4_0/);
+  });
+});
+
 test('cancels a conversion: nothing is downloaded', { timeout: 120_000 }, async (t) => {
   const dir = await tempDir(t, 'amn-web-big-');
   const big = join(dir, 'big.safetensors');

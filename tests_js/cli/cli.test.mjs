@@ -230,3 +230,61 @@ test('our output is readable by @huggingface/hub\'s safetensors parser', async (
     assert.deepEqual(parsed.header[t.name].shape, t.shape);
   }
 });
+
+// GGUF: every valid fixture inspects identically natively and in WASM; gguf-py's reader
+// (fixtures/gguf/expected) agrees on every tensor; split shards open as one model.
+test('GGUF files inspect the same natively and in WASM, and as gguf-py reads them', () => {
+  const dir = fx('gguf/valid');
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.gguf'))) {
+    const input = join(dir, name);
+    for (const verb of [['inspect', '--json'], ['inspect'], ['parse']]) {
+      const a = amn([verb[0], input, ...verb.slice(1)]);
+      const b = nodeAmn([verb[0], input, ...verb.slice(1)]);
+      assert.equal(a.code, 0, `${name}: ${a.err}`);
+      assert.equal(b.out, a.out, `${verb.join(' ')} ${name}`);
+    }
+    const info = JSON.parse(amn(['inspect', input, '--json']).out);
+    const want = JSON.parse(readFileSync(fx(`gguf/expected/${name.replace('.gguf', '.json')}`), 'utf8'));
+    assert.equal(info.format, 'gguf');
+    // A split model's header facts are its first shard's.
+    const head = info.sharded ? JSON.parse(readFileSync(fx(`gguf/expected/${info.files.find((f) => /-00001-of-/.test(f.name)).name.replace('.gguf', '.json')}`), 'utf8')) : want;
+    assert.equal(info.details.version, head.version);
+    assert.equal(info.details.alignment, head.alignment);
+    assert.deepEqual(Object.keys(info.details.kv), head.kv.map((kv) => kv.key));
+    const own = info.tensors.filter((t) => t.file === 0);
+    assert.deepEqual(own.map((t) => [t.name, t.dtype, t.shape, t.offset]),
+      want.tensors.map((t, i) => [t.name,
+        // gguf-py names no unknown or removed id; ours are "type <id>" and ggml's old names
+        t.type_name ?? (t.type >= 43 ? `type ${t.type}` : own[i].dtype),
+        [...t.ne].reverse(), want.data_offset + t.offset]));
+  }
+  const split = JSON.parse(amn(['inspect', fx('gguf/valid/tiny-00002-of-00003.gguf'), '--json']).out);
+  assert.equal(split.sharded, true);
+  assert.equal(split.files.length, 3);
+});
+
+test('GGUF: plain tensors convert, block types are refused with a clear error', () => {
+  const dir = tmp();
+  const out = join(dir, 'v2.safetensors');
+  assert.equal(amn(['remember', fx('gguf/valid/v2.gguf'), '--to', 'f32', '-o', out]).code, 0);
+  const src = JSON.parse(amn(['inspect', fx('gguf/valid/v2.gguf'), '--json']).out);
+  const dst = tensorsOf(out);
+  for (const t of src.tensors) assert.deepEqual(dst.tensors[t.name].shape, t.shape);
+  const q = amn(['remember', fx('gguf/valid/tensor_types.gguf'), '-o', join(dir, 'q.safetensors')]);
+  assert.equal(q.code, 1);
+  assert.match(q.err, /^amn: error \[unsupported\]: tensor '.+' is stored as Q\d_0/);
+  assert.deepEqual(readdirSync(dir), ['v2.safetensors']);
+});
+
+test('every broken GGUF fixture is rejected with its code and message, natively and in WASM', () => {
+  const manifest = JSON.parse(readFileSync(fx('gguf/broken/manifest.json'), 'utf8'));
+  assert.ok(manifest.length >= 30);
+  for (const e of manifest) {
+    const input = fx(`gguf/broken/${e.file}`);
+    for (const r of [amn(['inspect', input]), nodeAmn(['inspect', input])]) {
+      assert.equal(r.code, 1, `${e.file} should fail`);
+      assert.match(r.err, new RegExp(`^amn: error \\[${e.code}\\]: `), `${e.file}: ${r.err}`);
+      assert.ok(r.err.toLowerCase().includes(e.contains.toLowerCase()), `${e.file}: "${r.err.trim()}" lacks "${e.contains}"`);
+    }
+  }
+});

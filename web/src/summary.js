@@ -27,6 +27,7 @@ export function renderSummary(container, info) {
   const metadata = Object.entries(info.metadata ?? {});
   if (metadata.length > 0) parts.push(section('Metadata', metadataList(metadata)));
   if (info.config && typeof info.config === 'object') parts.push(section('config.json', configSummary(info.config)));
+  if (info.format === 'gguf' && info.details) parts.push(section('GGUF header', ggufSummary(info.details)));
   container.replaceChildren(...parts);
 }
 
@@ -115,4 +116,20 @@ function configSummary(config) {
   wrapper.append(el('details', {}, el('summary', { textContent: 'Full config.json' }),
     el('pre', { className: 'config-json', textContent: JSON.stringify(config, null, 2) })));
   return wrapper;
+}
+
+// A GGUF header (info.details, docs/json-schema.md): version and layout, then every KV
+// with its type; arrays (a 150k-token vocabulary) show their first items and a count.
+const SHOWN_ITEMS = 6;
+function ggufSummary(details) {
+  const pairs = [['Version', `v${details.version}, ${details.byte_order}-endian, alignment ${details.alignment}`]];
+  if (details.split) pairs.push(['Split', `shard ${details.split.no + 1} of ${details.split.count}`]);
+  for (const [key, { type, value }] of Object.entries(details.kv)) pairs.push([key, kvText(type, value)]);
+  return definitionList(pairs, 'kv gguf-kv');
+}
+
+function kvText(type, value) {
+  if (!Array.isArray(value)) return `${type}  ${JSON.stringify(value)}`;
+  const shown = value.slice(0, SHOWN_ITEMS).map((v) => (Array.isArray(v) ? `[${formatInteger(v.length)} items]` : JSON.stringify(v)));
+  return `${type} × ${formatInteger(value.length)}  ${shown.join(', ')}${value.length > SHOWN_ITEMS ? ', …' : ''}`;
 }

@@ -1,0 +1,61 @@
+// GGUF over HTTP Range: a header holding a 150k-entry tokenizer is inspected in at most 4
+// requests (the HEAD included), transferring at most 1.5 × the header + 1 MiB, and no
+// tensor data. The file is written here by a minimal GGUF v3 writer.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { open as openFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadPackage, tempDir } from '../support/helpers.js';
+import { startRangeServer } from '../support/range-server.js';
+
+const amn = await loadPackage();
+
+// GGUF v3 little-endian: KV types STRING = 8, ARRAY = 9, FLOAT32 = 6; tensor type F32 = 0.
+function ggufHeader({ tokens, tensorElements }) {
+  const parts = [];
+  const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
+  const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
+  const str = (s) => { const b = Buffer.from(s, 'utf8'); u64(b.length); parts.push(b); };
+  parts.push(Buffer.from('GGUF'));
+  u32(3);
+  u64(1);  // tensors
+  u64(4);  // KVs
+  str('general.architecture'); u32(8); str('llama');
+  str('tokenizer.ggml.model'); u32(8); str('gpt2');
+  str('tokenizer.ggml.tokens'); u32(9); u32(8); u64(tokens.length);
+  for (const t of tokens) str(t);
+  str('tokenizer.ggml.scores'); u32(9); u32(6); u64(tokens.length);
+  const scores = Buffer.alloc(4 * tokens.length);
+  tokens.forEach((_, i) => scores.writeFloatLE(-i, 4 * i));
+  parts.push(scores);
+  str('token_embd.weight'); u32(2); u64(tensorElements[0]); u64(tensorElements[1]); u32(0); u64(0);
+  const header = Buffer.concat(parts);
+  const padded = Math.ceil(header.length / 32) * 32;
+  return Buffer.concat([header, Buffer.alloc(padded - header.length)]);
+}
+
+test('remote GGUF with a 150k-token vocabulary: <= 4 requests, <= 1.5 x header + 1 MiB', async (t) => {
+  const dir = await tempDir(t);
+  const tokens = Array.from({ length: 150_000 }, (_, i) => `tok_${i}_${'x'.repeat(i % 13)}`);
+  const header = ggufHeader({ tokens, tensorElements: [4096, 150_000] });
+  const dataBytes = 4096 * 150_000 * 4;  // 2.3 GiB of F32, a hole on disk
+  const fh = await openFile(join(dir, 'model.gguf'), 'w');
+  await fh.write(header, 0, header.length, 0);
+  await fh.truncate(header.length + dataBytes);
+  await fh.close();
+
+  const server = await startRangeServer({ root: dir });
+  t.after(() => server.close());
+  const model = await amn.open(`${server.url}model.gguf`);
+  const info = model.info;
+  assert.equal(info.format, 'gguf');
+  assert.equal(info.details.kv['tokenizer.ggml.tokens'].value.length, 150_000);
+  assert.equal(info.details.kv['tokenizer.ggml.tokens'].value[149_999], tokens[149_999]);
+  assert.deepEqual(info.tensors.map((x) => [x.name, x.dtype, x.shape, x.nbytes]),
+    [['token_embd.weight', 'F32', [150_000, 4096], dataBytes]]);
+  assert.ok(server.stats.requests <= 4, `requests: ${JSON.stringify(server.stats.log)}`);
+  assert.ok(server.stats.bytes <= 1.5 * header.length + 2 ** 20,
+    `transferred ${server.stats.bytes} bytes for a ${header.length}-byte header`);
+  t.diagnostic(`${server.stats.requests} requests, ${server.stats.bytes} bytes for a ${header.length}-byte header`);
+  await model.close();
+});
