@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/gguf/parse.h"
+#include "sparse_feed.h"
 
 using namespace amn;
 
@@ -27,22 +28,6 @@ void walk(const GgufValue& v) {
   }
 }
 
-Result<GgufFile> parse_sparse(const uint8_t* data, size_t size, const ParseLimits& limits) {
-  FileSet set;
-  auto owned = std::make_unique<SparseSource>(size);
-  SparseSource* sparse = owned.get();
-  set.add("model.gguf", std::move(owned));
-  for (int round = 0; round < 64; ++round) {
-    auto g = parse_gguf(set, 0, limits);
-    if (g || g.error().code != ErrorCode::need_bytes) return g;
-    for (const auto& r : g.error().need_bytes) {
-      if (r.offset > size || r.length > size - r.offset) __builtin_trap();  // asked past the end
-      (void)sparse->add_copy(r.offset, {data + r.offset, static_cast<size_t>(r.length)});
-    }
-  }
-  __builtin_trap();  // the sparse loop must converge
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -52,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FileSet set;
   set.add("model.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(data, size)));
   auto g = parse_gguf(set, 0, limits);
-  auto s = parse_sparse(data, size, limits);
+  auto s = fuzz::parse_sparse(data, size, "model.gguf", [&](FileSet& set) { return parse_gguf(set, 0, limits); });
   if (g.ok() != s.ok()) __builtin_trap();
   if (!g) {
     if (g.error().message != s.error().message) __builtin_trap();

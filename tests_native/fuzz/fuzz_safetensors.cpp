@@ -10,6 +10,7 @@
 #include "convert/plan.h"
 #include "formats/open.h"
 #include "formats/safetensors/write.h"
+#include "sparse_feed.h"
 
 using namespace amn;
 
@@ -19,22 +20,6 @@ struct NullSink : Sink {
   Status write(std::span<const uint8_t>) override { return {}; }
 };
 
-void parse_sparse(const uint8_t* data, size_t size) {
-  FileSet set;
-  auto owned = std::make_unique<SparseSource>(size);
-  SparseSource* sparse = owned.get();
-  set.add("model.safetensors", std::move(owned));
-  for (int round = 0; round < 8; ++round) {
-    auto m = open_model(set, {});
-    if (m || m.error().code != ErrorCode::need_bytes) return;
-    for (const auto& r : m.error().need_bytes) {
-      if (r.offset > size || r.length > size - r.offset) __builtin_trap();  // asked past the end
-      (void)sparse->add_copy(r.offset, {data + r.offset, static_cast<size_t>(r.length)});
-    }
-  }
-  __builtin_trap();  // the sparse loop must converge
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -43,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FileSet set;
   set.add("model.safetensors", std::make_unique<MemorySource>(std::span<const uint8_t>(data, size)));
   auto model = open_model(set, limits);
-  parse_sparse(data, size);
+  (void)fuzz::parse_sparse(data, size, "model.safetensors", [](FileSet& set) { return open_model(set, {}); });
   if (!model) return 0;
   if (model->tensor_bytes() > (8u << 20)) return 0;  // keep each execution fast
   for (auto dtype : {std::optional<DType>(), std::optional<DType>(DType::BF16), std::optional<DType>(DType::F16)}) {
