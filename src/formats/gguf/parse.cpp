@@ -310,7 +310,9 @@ Status Parser::read_array(GgufValue& out, uint32_t depth, const std::string& key
     AMN_TRY(charge(need, "array " + quote(key)));
     AMN_TRY(ensure(need, "array " + quote(key)));
     out.raw.resize(need);
-    if (!be_ || n == 1) {
+    if (need == 0) {
+      // an empty array: nothing to copy (memcpy from an empty vector's null data is UB)
+    } else if (!be_ || n == 1) {
       std::memcpy(out.raw.data(), at(), need);
     } else {
       for (uint64_t k = 0; k < count; ++k) {
