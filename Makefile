@@ -34,22 +34,22 @@ build: native asan aarch64 wasm web
 
 native:
 	@cmake -S . -B $(BUILD)/native -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-	@ninja -C $(BUILD)/native -j$(JOBS)
+	@ninja --quiet -C $(BUILD)/native -j$(JOBS)
 
 asan:
 	@cmake -S . -B $(BUILD)/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAMN_SANITIZE=ON >/dev/null
-	@ninja -C $(BUILD)/asan -j$(JOBS)
+	@ninja --quiet -C $(BUILD)/asan -j$(JOBS)
 
 aarch64:
 	@cmake -S . -B $(BUILD)/aarch64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-clang.cmake >/dev/null
-	@ninja -C $(BUILD)/aarch64 -j$(JOBS)
+	@ninja --quiet -C $(BUILD)/aarch64 -j$(JOBS)
 
 # ctest's emulator under emcmake is a flag Node 20 rejects (TOOLCHAIN.md quirk 3).
 wasm:
 	@emcmake cmake -S . -B $(BUILD)/wasm -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMN_BUILD_TESTS=ON \
 	  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
-	@ninja -C $(BUILD)/wasm -j$(JOBS)
+	@ninja --quiet -C $(BUILD)/wasm -j$(JOBS)
 
 web: wasm
 	@npx vite build web --logLevel warn
@@ -88,7 +88,7 @@ fuzz:
 
 bench: bootstrap wasm
 	@cmake -S . -B $(BUILD)/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMN_BUILD_BENCH=ON >/dev/null
-	@ninja -C $(BUILD)/bench -j$(JOBS)
+	@ninja --quiet -C $(BUILD)/bench -j$(JOBS)
 	@bench/run.sh $(BUILD)/bench
 
 clean:
