@@ -1,5 +1,6 @@
 #include "convert/execute.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -12,6 +13,14 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
   const Piece& p = plan.pieces[i];
   if (out.size() != p.out_length) return make_error(ErrorCode::internal, "piece output buffer has the wrong size");
   AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+  std::vector<uint8_t> swapped;  // big-endian input, made little-endian (one piece at most)
+  if (p.swap_width > 1) {
+    swapped.assign(in.begin(), in.end());
+    for (size_t at = 0; at + p.swap_width <= swapped.size(); at += p.swap_width) {
+      std::reverse(swapped.begin() + at, swapped.begin() + at + p.swap_width);
+    }
+    in = swapped;
+  }
   switch (p.kind) {
     case PieceKind::copy:
       if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());

@@ -5,7 +5,15 @@
 namespace amn {
 namespace {
 
-void add_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
+// Big-endian input is swapped to little-endian element by element (a complex number is
+// two floats) before its kernel runs.
+uint8_t swap_width_for(const Model& model, DType t) {
+  const auto& info = dtype_info(t);
+  if (!model.big_endian || info.block_elems != 1 || info.block_bytes < 2) return 0;
+  return static_cast<uint8_t>(info.kind == DTypeKind::complex ? info.block_bytes / 2 : info.block_bytes);
+}
+
+void add_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t swap_width, Plan& plan) {
   const bool cast = to != t.dtype;
   const uint64_t in_size = dtype_info(t.dtype).block_bytes;
   const uint64_t out_size = cast ? dtype_info(to).block_bytes : in_size;
@@ -23,6 +31,7 @@ void add_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
     p.from = t.dtype;
     p.to = to;
     p.count = n;
+    p.swap_width = swap_width;
     p.in_offset = t.offset + (cast ? done * in_size : done);
     p.in_length = cast ? n * in_size : n;
     p.out_length = cast ? n * out_size : n;
@@ -32,28 +41,24 @@ void add_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
   } while (done < total);
 }
 
-// What this build can turn into the output's bytes. GGUF block types are dequantized by
-// the GGUF kernels (not built yet), and big-endian data needs a byte swap first.
-Status check_plannable(const Model& model, const TensorRecord& t) {
+// What this build can turn into the output's bytes: GGUF block types wait for the GGUF
+// dequantizers.
+Status check_plannable(const TensorRecord& t) {
   if (!t.block_type.empty()) {
     return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is stored as " + t.block_type +
                                                   ": dequantizing GGUF block types is not implemented yet");
   }
-  if (model.big_endian && dtype_info(t.dtype).block_bytes > 1) {
-    return make_error(ErrorCode::unsupported, "tensor '" + t.name +
-                                                  "' is big-endian data: converting big-endian files is not implemented yet");
-  }
   return {};
 }
 
-void add_tensor(const TensorRecord& t, std::optional<DType> to, Plan& plan) {
+void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan) {
   const DType out = (to && is_castable_float(t.dtype)) ? *to : t.dtype;
   TensorSpec o{t.name, out, t.shape, 0};
   // Same element count, so the size in the target dtype cannot fail where the input did not.
   o.nbytes = dtype_nbytes(out, t.elements).value();
   const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
   plan.tensors.push_back(std::move(o));
-  if (t.nbytes > 0) add_pieces(t, index, out, plan);
+  if (t.nbytes > 0) add_pieces(t, index, out, swap_width_for(model, t.dtype), plan);
 }
 
 }  // namespace
@@ -66,8 +71,8 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   Plan plan;
   plan.metadata = model.metadata;
   for (const auto& t : model.tensors) {
-    AMN_TRY(check_plannable(model, t));
-    add_tensor(t, options.dtype, plan);
+    AMN_TRY(check_plannable(t));
+    add_tensor(model, t, options.dtype, plan);
   }
   return plan;
 }
@@ -75,9 +80,9 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
   const TensorRecord* t = model.find(name);
   if (!t) return make_error(ErrorCode::not_found, "no tensor named '" + std::string(name) + "'");
-  AMN_TRY(check_plannable(model, *t));
+  AMN_TRY(check_plannable(*t));
   Plan plan;
-  add_tensor(*t, to, plan);
+  add_tensor(model, *t, to, plan);
   return plan;
 }
 

@@ -30,6 +30,7 @@ struct Piece {
   uint64_t out_length = 0;
   uint64_t count = 0;    // elements, for casts
   DType from = DType::U8, to = DType::U8;
+  uint8_t swap_width = 0;  // byte-swap the input in units of this many bytes first (big-endian data)
 };
 
 struct Plan {

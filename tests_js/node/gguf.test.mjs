@@ -1,0 +1,33 @@
+// GGUF through the npm API: every plain tensor of every valid fixture reads back as the
+// values gguf-py reads (sha256 of their little-endian bytes), big-endian files included;
+// block types are refused with `unsupported`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES, bytesOf, loadPackage, rejectsWith, sha256 } from '../support/helpers.js';
+
+const amn = await loadPackage();
+const VALID = join(FIXTURES, 'gguf', 'valid');
+
+test('plain GGUF tensors read back as gguf-py reads them, in either byte order', async () => {
+  let checked = 0;
+  for (const name of readdirSync(VALID).filter((n) => n.endsWith('.gguf'))) {
+    const want = JSON.parse(readFileSync(join(FIXTURES, 'gguf', 'expected', name.replace('.gguf', '.json')), 'utf8'));
+    const model = await amn.open(join(VALID, name));
+    for (const t of want.tensors.filter((x) => x.sha256_le)) {
+      const got = await model.tensor(t.name);
+      assert.equal(got.dtype, t.type_name, `${name}:${t.name}`);
+      assert.equal(sha256(bytesOf(got.data)), t.sha256_le, `${name}:${t.name} (${want.big_endian ? 'big' : 'little'}-endian)`);
+      checked++;
+    }
+    await model.close();
+  }
+  assert.ok(checked >= 15, `only ${checked} tensors checked`);
+});
+
+test('GGUF block types are refused clearly', async () => {
+  const model = await amn.open(join(VALID, 'tensor_types.gguf'));
+  await rejectsWith(assert, model.tensor('q4_0'), 'unsupported', 'Q4_0');
+  await model.close();
+});
