@@ -23,7 +23,7 @@ function check(status) {
 }
 
 export class Model {
-  #M; #session; #files; #hooks; #queue = Promise.resolve(); #closed = false;
+  #M; #session; #files; #hooks; #queue = Promise.resolve(); #closed = false; #info = null;
 
   constructor(M, session, files, infoJson, hooks) {
     this.#M = M;
@@ -32,8 +32,13 @@ export class Model {
     this.#hooks = hooks;
     /** The model-info document as the core wrote it: the bytes `amn inspect --json` prints. */
     this.infoJson = infoJson;
-    /** The same document, parsed (docs/json-schema.md). */
-    this.info = JSON.parse(infoJson);
+  }
+
+  /** The same document, parsed (docs/json-schema.md); parsed on first use, since a GGUF
+   *  vocabulary can make it megabytes long. */
+  get info() {
+    this.#info ??= JSON.parse(this.infoJson);
+    return this.#info;
   }
 
   /** The CLI's human-readable report: 'inspect' (default) or 'parse'. */
