@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cast.h"
+#include "kernels/ggml/dequantize.h"
 
 namespace amn {
 
@@ -28,6 +29,17 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
     case PieceKind::cast:
       cast_floats(p.from, p.to, in.data(), out.data(), p.count);
       return {};
+    case PieceKind::dequantize_ggml: {
+      if (p.to == DType::F32) {
+        // The output buffer is the caller's byte vector: new[]-aligned, so floats fit.
+        dequantize_ggml(p.ggml_type, in.data(), reinterpret_cast<float*>(out.data()), p.blocks);
+        return {};
+      }
+      std::vector<float> staged(p.count);  // one piece: at most kMaxPieceBytes of F32
+      dequantize_ggml(p.ggml_type, in.data(), staged.data(), p.blocks);
+      cast_floats(DType::F32, p.to, reinterpret_cast<const uint8_t*>(staged.data()), out.data(), p.count);
+      return {};
+    }
   }
   return make_error(ErrorCode::internal, "unknown piece kind");
 }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "formats/gguf/types.h"
+#include "kernels/ggml/dequantize.h"
+
 namespace amn {
 namespace {
 
@@ -41,17 +44,59 @@ void add_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t swap_wi
   } while (done < total);
 }
 
-// What this build can turn into the output's bytes: GGUF block types wait for the GGUF
-// dequantizers.
-Status check_plannable(const TensorRecord& t) {
-  if (!t.block_type.empty()) {
+// What this build can turn into the output's bytes: every DType, and the GGUF block
+// types ggml can dequantize, in little-endian files (gguf-py's big-endian conversion
+// rewrites the scales inside blocks; reading those is not done).
+Status check_plannable(const Model& model, const TensorRecord& t) {
+  if (t.block_type.empty()) return {};
+  if (t.ggml_type == kNoGgmlType || !ggml_can_dequantize(t.ggml_type)) {
     return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is stored as " + t.block_type +
-                                                  ": dequantizing GGUF block types is not implemented yet");
+                                                  ", which anamnesis cannot decode");
+  }
+  if (model.big_endian) {
+    return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is " + t.block_type +
+                                                  " in a big-endian GGUF: block types are read from little-endian files only");
   }
   return {};
 }
 
+// A GGUF block type: whole blocks per piece, dequantized to F32 (ggml's to_float), then
+// cast to the target when it is not F32.
+void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
+  const GgmlTypeInfo& info = *ggml_type_info(t.ggml_type);
+  const uint64_t out_size = dtype_info(to).block_bytes;
+  const uint64_t total = t.elements / info.block_elements;
+  // F32 staging for a cast counts too: 4 bytes per element either way.
+  const uint64_t per_piece = std::max<uint64_t>(1, kMaxPieceBytes / (uint64_t{info.block_elements} * 4));
+  for (uint64_t done = 0; done < total;) {
+    const uint64_t n = std::min(per_piece, total - done);
+    Piece p;
+    p.kind = PieceKind::dequantize_ggml;
+    p.tensor = index;
+    p.file = t.file;
+    p.ggml_type = t.ggml_type;
+    p.blocks = n;
+    p.count = n * info.block_elements;
+    p.to = to;
+    p.from = DType::F32;
+    p.in_offset = t.offset + done * info.block_bytes;
+    p.in_length = n * info.block_bytes;
+    p.out_length = p.count * out_size;
+    plan.pieces.push_back(p);
+    plan.data_bytes += p.out_length;
+    done += n;
+  }
+}
+
 void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan) {
+  if (t.ggml_type != kNoGgmlType) {
+    const DType out = to.value_or(DType::F32);
+    TensorSpec o{t.name, out, t.shape, dtype_nbytes(out, t.elements).value()};
+    const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
+    plan.tensors.push_back(std::move(o));
+    add_dequantize_pieces(t, index, out, plan);
+    return;
+  }
   const DType out = (to && is_castable_float(t.dtype)) ? *to : t.dtype;
   TensorSpec o{t.name, out, t.shape, 0};
   // Same element count, so the size in the target dtype cannot fail where the input did not.
@@ -71,7 +116,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   Plan plan;
   plan.metadata = model.metadata;
   for (const auto& t : model.tensors) {
-    AMN_TRY(check_plannable(t));
+    AMN_TRY(check_plannable(model, t));
     add_tensor(model, t, options.dtype, plan);
   }
   return plan;
@@ -80,7 +125,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
   const TensorRecord* t = model.find(name);
   if (!t) return make_error(ErrorCode::not_found, "no tensor named '" + std::string(name) + "'");
-  AMN_TRY(check_plannable(*t));
+  AMN_TRY(check_plannable(model, *t));
   Plan plan;
   add_tensor(model, *t, to, plan);
   return plan;

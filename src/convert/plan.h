@@ -19,7 +19,7 @@ namespace amn {
 // (elementwise work is split; a browser tab never holds a whole large tensor).
 inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
 
-enum class PieceKind : uint8_t { copy, cast };
+enum class PieceKind : uint8_t { copy, cast, dequantize_ggml };
 
 struct Piece {
   PieceKind kind = PieceKind::copy;
@@ -28,7 +28,9 @@ struct Piece {
   uint64_t in_offset = 0;
   uint64_t in_length = 0;
   uint64_t out_length = 0;
-  uint64_t count = 0;    // elements, for casts
+  uint64_t count = 0;    // elements, for casts and dequantization
+  uint64_t blocks = 0;   // ggml blocks, for dequantize_ggml
+  uint32_t ggml_type = 0;
   DType from = DType::U8, to = DType::U8;
   uint8_t swap_width = 0;  // byte-swap the input in units of this many bytes first (big-endian data)
 };
@@ -41,8 +43,9 @@ struct Plan {
 };
 
 struct ConvertOptions {
-  // Cast every floating tensor (F16, BF16, F32, F64) to this; others are copied as
-  // stored. nullopt keeps every dtype (a lossless re-write).
+  // Cast every floating tensor (F16, BF16, F32, F64) to this and dequantize GGUF block
+  // types to it; others are copied as stored. nullopt keeps every dtype (a lossless
+  // re-write) and dequantizes block types to F32, ggml's exact to_float output.
   std::optional<DType> dtype;
 };
 

@@ -10,6 +10,8 @@
 
 namespace amn {
 
+inline constexpr uint32_t kNoGgmlType = ~uint32_t{0};
+
 // One tensor as stored.
 struct TensorRecord {
   std::string name;
@@ -22,6 +24,7 @@ struct TensorRecord {
   // The stored type's name when DType cannot describe it: a GGUF block type ("Q4_K") or
   // an unknown GGUF type id ("type 57"). Empty for every DType-described tensor.
   std::string block_type;
+  uint32_t ggml_type = kNoGgmlType;  // the GGUF type id of a block type (formats/gguf/types.h)
   bool size_known = true;       // false: an unknown type whose extent cannot be told
 };
 

@@ -240,21 +240,42 @@ test('shows the error code for every broken fixture', { timeout: 120_000 }, asyn
   });
 });
 
-test('opens a GGUF file: header KVs, block types, and a clear refusal to convert them', { timeout: 60_000 }, async (t) => {
-  const gguf = JSON.parse(await readFile(join(FIXTURES, 'gguf', 'expected', 'tensor_types.json'), 'utf8'));
+test('opens a GGUF file: header KVs and block types; dequantizes them as ggml does', { timeout: 60_000 }, async (t) => {
+  const want = JSON.parse(await readFile(join(FIXTURES, 'gguf', 'expected', 'ggml_blocks.json'), 'utf8'));
+  const dir = await tempDir(t, 'amn-web-gguf-');
   await withPage(t, async (page) => {
-    await page.setInputFiles('#file-input', join(FIXTURES, 'gguf', 'valid', 'tensor_types.gguf'));
+    await page.setInputFiles('#file-input', join(FIXTURES, 'gguf', 'valid', 'ggml_blocks.gguf'));
     assert.equal(await settled(page), 'model');
     const rows = await tableRows(page);
-    assert.deepEqual(rows.map((r) => [r.name, r.dtype]), gguf.tensors.map((x) => [x.name, x.type_name]));
+    assert.deepEqual(rows.map((r) => r.name), want.tensors.map((x) => x.name));
+    assert.ok(rows.some((r) => r.dtype === 'Q4_K') && rows.some((r) => r.dtype === 'IQ2_XXS'), 'block types by name');
     const summary = await page.textContent('#summary');
     assert.match(summary, /GGUF header/);
     assert.match(summary, /v3, little-endian, alignment 32/);
-    assert.match(summary, /general\.architecture/);
+    assert.match(summary, /general\.name/);
+
+    await page.selectOption('#convert-dtype', 'f32');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const { header, data } = parseSafetensors(new Uint8Array(await readFile(path)));
+    for (const x of want.tensors) {
+      const out = header[x.name];
+      assert.equal(out.dtype, 'F32', x.name);
+      assert.equal(sha256(data.subarray(out.data_offsets[0], out.data_offsets[1])), x.f32_sha256, `${x.name} differs from ggml`);
+    }
+  });
+});
+
+test('a GGUF tensor of unknown type: listed, and converting says why not', { timeout: 60_000 }, async (t) => {
+  await withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', join(FIXTURES, 'gguf', 'valid', 'unknown_type.gguf'));
+    assert.equal(await settled(page), 'model');
+    assert.ok((await tableRows(page)).some((r) => r.dtype === 'type 99'));
     await page.click('#convert-button');
     await page.waitForSelector('#error-panel', { state: 'visible' });
     assert.equal(await page.textContent('#error-code'), 'unsupported');
-    assert.match(await page.textContent('#error-message'), /Q8_0|Q4_0/);
+    assert.match(await page.textContent('#error-message'), /cannot decode/);
   });
 });
 

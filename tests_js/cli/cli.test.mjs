@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync, copyFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -193,7 +194,7 @@ test('aarch64 under qemu agrees with x86-64 byte for byte', () => {
   const ARM = join(root, 'build/aarch64/amn');
   assert.ok(existsSync(ARM), `${ARM} is missing (make aarch64)`);
   const inputs = ['float_f32', 'float_f64', 'f16_all_bits', 'bf16_all_bits', 'cast_tails', 'all_dtypes']
-    .map((n) => fx(`safetensors/valid/${n}.safetensors`)).concat([TINY]);
+    .map((n) => fx(`safetensors/valid/${n}.safetensors`)).concat([TINY, fx('gguf/valid/ggml_blocks.gguf')]);
   const dir = tmp();
   for (const input of inputs) {
     const json = spawnSync('qemu-aarch64', [ARM, 'inspect', input, '--json'], { encoding: 'utf8' });
@@ -263,17 +264,33 @@ test('GGUF files inspect the same natively and in WASM, and as gguf-py reads the
   assert.equal(split.files.length, 3);
 });
 
-test('GGUF: plain tensors convert, block types are refused with a clear error', () => {
+test('GGUF: plain tensors convert; block types dequantize bit-exact with ggml; unknown types are refused', () => {
   const dir = tmp();
   const out = join(dir, 'v2.safetensors');
   assert.equal(amn(['remember', fx('gguf/valid/v2.gguf'), '--to', 'f32', '-o', out]).code, 0);
   const src = JSON.parse(amn(['inspect', fx('gguf/valid/v2.gguf'), '--json']).out);
   const dst = tensorsOf(out);
   for (const t of src.tensors) assert.deepEqual(dst.tensors[t.name].shape, t.shape);
-  const q = amn(['remember', fx('gguf/valid/tensor_types.gguf'), '-o', join(dir, 'q.safetensors')]);
+
+  // Every block type, as ggml quantized it, against ggml's own to_float output.
+  const blocks = join(dir, 'blocks.safetensors');
+  assert.equal(amn(['remember', fx('gguf/valid/ggml_blocks.gguf'), '--to', 'f32', '-o', blocks]).code, 0);
+  const want = JSON.parse(readFileSync(fx('gguf/expected/ggml_blocks.json'), 'utf8'));
+  const got = tensorsOf(blocks).tensors;
+  assert.ok(want.tensors.length >= 25);
+  for (const t of want.tensors) {
+    assert.equal(got[t.name].dtype, 'F32');
+    assert.equal(createHash('sha256').update(got[t.name].bytes).digest('hex'), t.f32_sha256, `${t.name} differs from ggml`);
+  }
+  // Without --dtype, convert writes block types as F32 (ggml's exact output) too.
+  const lossless = join(dir, 'lossless.safetensors');
+  assert.equal(amn(['convert', fx('gguf/valid/ggml_blocks.gguf'), '--to', 'safetensors', '-o', lossless]).code, 0);
+  assert.ok(readFileSync(lossless).equals(readFileSync(blocks)));
+
+  const q = amn(['remember', fx('gguf/valid/unknown_type.gguf'), '-o', join(dir, 'q.safetensors')]);
   assert.equal(q.code, 1);
-  assert.match(q.err, /^amn: error \[unsupported\]: tensor '.+' is stored as Q\d_0/);
-  assert.deepEqual(readdirSync(dir), ['v2.safetensors']);
+  assert.match(q.err, /^amn: error \[unsupported\]: tensor '.+' is stored as .+, which anamnesis cannot decode/);
+  assert.deepEqual(readdirSync(dir).sort(), ['blocks.safetensors', 'lossless.safetensors', 'v2.safetensors']);
 });
 
 test('every broken GGUF fixture is rejected with its code and message, natively and in WASM', () => {

@@ -1,6 +1,6 @@
 // GGUF through the npm API: every plain tensor of every valid fixture reads back as the
 // values gguf-py reads (sha256 of their little-endian bytes), big-endian files included;
-// block types are refused with `unsupported`.
+// every block type dequantizes as ggml's to_float does; unknown types are `unsupported`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -26,8 +26,19 @@ test('plain GGUF tensors read back as gguf-py reads them, in either byte order',
   assert.ok(checked >= 15, `only ${checked} tensors checked`);
 });
 
-test('GGUF block types are refused clearly', async () => {
-  const model = await amn.open(join(VALID, 'tensor_types.gguf'));
-  await rejectsWith(assert, model.tensor('q4_0'), 'unsupported', 'Q4_0');
+test('every GGUF block type dequantizes bit-exact with ggml\'s to_float, in WASM', async () => {
+  const want = JSON.parse(readFileSync(join(FIXTURES, 'gguf', 'expected', 'ggml_blocks.json'), 'utf8'));
+  const model = await amn.open(join(VALID, 'ggml_blocks.gguf'));
+  for (const t of want.tensors) {
+    const got = await model.tensor(t.name, { to: 'f32' });
+    assert.equal(got.dtype, 'F32');
+    assert.equal(sha256(bytesOf(got.data)), t.f32_sha256, `${t.name} differs from ggml`);
+  }
+  await model.close();
+});
+
+test('unknown GGUF types are refused clearly', async () => {
+  const model = await amn.open(join(VALID, 'unknown_type.gguf'));
+  await rejectsWith(assert, model.tensor('mystery'), 'unsupported', 'type 99');
   await model.close();
 });

@@ -45,7 +45,6 @@ void append_float(std::string& out, F v) {
   out += buf;
 }
 
-bool is_float(GgufType t) { return t == GgufType::FLOAT32 || t == GgufType::FLOAT64; }
 bool is_signed(GgufType t) {
   return t == GgufType::INT8 || t == GgufType::INT16 || t == GgufType::INT32 || t == GgufType::INT64;
 }
@@ -128,6 +127,7 @@ void add_gguf_tensors(const GgufFile& gguf, uint32_t file, Model& model) {
     if (info && !info->quantized && info->block_elements == 1) plain = dtype_from_name(info->name);
     if (plain) r.dtype = *plain;
     else r.block_type = info ? std::string(info->name) : "type " + std::to_string(t.type);
+    if (!plain && ggml_type_sized(info)) r.ggml_type = t.type;
     model.tensors.push_back(std::move(r));
   }
 }
