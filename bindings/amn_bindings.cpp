@@ -14,7 +14,6 @@
 #include "convert/plan.h"
 #include "core/json.h"
 #include "formats/open.h"
-#include "formats/safetensors/write.h"
 #include "kernels/cast.h"
 #include "report/report.h"
 
@@ -146,7 +145,6 @@ class Session {
     auto plan = amn::plan_convert(*model_, options);
     if (!plan) return error_status(plan.error());
     plan_ = std::move(plan).value();
-    header_ = amn::safetensors_header(plan_->tensors, plan_->metadata);
     return ok_status();
   }
 
@@ -160,7 +158,6 @@ class Session {
     auto plan = amn::plan_tensor(*model_, name, dtype);
     if (!plan) return error_status(plan.error());
     plan_ = std::move(plan).value();
-    header_.clear();
     return ok_status();
   }
 
@@ -179,12 +176,12 @@ class Session {
       o += "],\"nbytes\":" + std::to_string(t.nbytes) + "}";
     }
     o += "],\"pieces\":" + std::to_string(plan_->pieces.size()) +
-         ",\"output_bytes\":" + std::to_string(header_.size() + plan_->data_bytes) +
-         ",\"header_bytes\":" + std::to_string(header_.size()) + "}";
+         ",\"output_bytes\":" + std::to_string(plan_->output_bytes()) +
+         ",\"header_bytes\":" + std::to_string(plan_->header.size()) + "}";
     return o;
   }
 
-  val output_header() const { return byte_view(header_); }
+  val output_header() const { return plan_ ? byte_view(plan_->header) : byte_view(empty_); }
   int piece_count() const { return plan_ ? static_cast<int>(plan_->pieces.size()) : 0; }
 
   val run_piece(int i) {
@@ -210,8 +207,8 @@ class Session {
   std::vector<amn::SparseSource*> sparse_;  // owned by files_
   std::optional<amn::Model> model_;
   std::optional<amn::Plan> plan_;
-  std::vector<uint8_t> header_;
   std::vector<uint8_t> output_;
+  const std::vector<uint8_t> empty_;
 };
 
 std::string version() { return AMN_VERSION; }

@@ -11,7 +11,6 @@
 #include "cli/progress.h"
 #include "convert/execute.h"
 #include "convert/plan.h"
-#include "formats/safetensors/write.h"
 #include "kernels/cast.h"
 #include "report/report.h"
 
@@ -65,7 +64,6 @@ int run_convert(const ConvertRequest& req, const char* label) {
   }
   auto plan = amn::plan_convert(local->model, {dtype});
   if (!plan) return fail(plan.error());
-  const auto header = amn::safetensors_header(plan->tensors, plan->metadata);
   auto sink = amn::cli::OutputFile::create(target, req.force);
   if (!sink) return fail(sink.error());
   amn::cli::ProgressBar bar(label);
@@ -74,12 +72,12 @@ int run_convert(const ConvertRequest& req, const char* label) {
   hooks.cancelled = [] { return g_interrupted != 0; };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  auto st = amn::execute_plan(*plan, header, *local->files, **sink, hooks);
+  auto st = amn::execute_plan(*plan, *local->files, **sink, hooks);
   if (st) st = (*sink)->commit();
   if (!st) return fail(st.error());
   if (!req.quiet) {
     std::printf("wrote %s (%zu tensors, %s)\n", target.c_str(), plan->tensors.size(),
-                amn::human_bytes(header.size() + plan->data_bytes).c_str());
+                amn::human_bytes(plan->output_bytes()).c_str());
   }
   return 0;
 }

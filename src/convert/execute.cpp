@@ -44,12 +44,11 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
   return make_error(ErrorCode::internal, "unknown piece kind");
 }
 
-Status execute_plan(const Plan& plan, std::span<const uint8_t> header, FileSet& files, Sink& sink,
-                    const ExecuteHooks& hooks) {
-  const uint64_t total = header.size() + plan.data_bytes;
+Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteHooks& hooks) {
+  const uint64_t total = plan.output_bytes();
   uint64_t done = 0;
-  AMN_TRY(sink.write(header));
-  done += header.size();
+  AMN_TRY(sink.write(plan.header));
+  done += plan.header.size();
   std::vector<uint8_t> buffer;
   for (size_t i = 0; i < plan.pieces.size(); ++i) {
     if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "cancelled");

@@ -27,8 +27,7 @@ struct ExecuteHooks {
   std::function<bool()> cancelled;
 };
 
-// Writes `header` then every piece in order. Memory: one piece at a time.
-Status execute_plan(const Plan& plan, std::span<const uint8_t> header, FileSet& files, Sink& sink,
-                    const ExecuteHooks& hooks = {});
+// Writes the plan's header then every piece in order. Memory: one piece at a time.
+Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteHooks& hooks = {});
 
 }  // namespace amn

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/gguf/types.h"
+#include "formats/safetensors/write.h"
 #include "kernels/ggml/dequantize.h"
 
 namespace amn {
@@ -119,6 +120,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
     AMN_TRY(check_plannable(model, t));
     add_tensor(model, t, options.dtype, plan);
   }
+  plan.header = safetensors_header(plan.tensors, plan.metadata);
   return plan;
 }
 

@@ -36,10 +36,12 @@ struct Piece {
 };
 
 struct Plan {
+  std::vector<uint8_t> header;  // the output file's header (empty for a one-tensor plan)
   std::vector<TensorSpec> tensors;
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<Piece> pieces;
   uint64_t data_bytes = 0;  // sum of piece outputs
+  uint64_t output_bytes() const { return header.size() + data_bytes; }
 };
 
 struct ConvertOptions {
