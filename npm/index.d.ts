@@ -37,7 +37,8 @@ export interface FileHandleLike {
 
 /**
  * What open() reads. Strings starting with http:// or https:// are URLs (HTTP Range);
- * other strings are paths (Node only). An array is a set of Files: shards, the
+ * 'ollama:[namespace/]model[:tag]' is a model Ollama has pulled (Node only); other
+ * strings are paths (Node only). An array is a set of Files: shards, the
  * *.index.json and config.json (e.g. a dropped folder).
  */
 export type Source =

@@ -4,6 +4,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { AmnError, implementation, open, version } from '../node.js';
+import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
 
 const DTYPES = ['bf16', 'f16', 'f32'];
 const HELP = `amn (anamnesis): inspect tensor files and recover full precision from them
@@ -123,6 +124,10 @@ const isUrl = (s) => /^https?:\/\//i.test(s);
 
 // Where the input lives and its stem, as local_files.cpp decides them.
 async function inputPlace(path) {
+  if (isOllamaSpec(path)) {  // outputs to the current folder, never into Ollama's blobs/ (local_files.cpp)
+    const { blob, stem } = await resolveOllama(path);
+    return { folder: '.', stem, local: true, inputFolder: dirname(blob) };
+  }
   if (isUrl(path)) {
     const name = decodeURIComponent(new URL(path).pathname.split('/').filter(Boolean).pop() || 'model');
     return { folder: '.', stem: stemOf(name), local: false };
@@ -186,7 +191,7 @@ async function runConvert(args) {
     const target = args.output || (place.folder.endsWith('/') ? place.folder + name : `${place.folder}/${name}`);
     // Never write over one of the inputs, even with --force: inputs are read-only.
     if (place.local) {
-      const inputs = model.info.files.map((f) => join(place.folder, f.name));
+      const inputs = model.info.files.map((f) => join(place.inputFolder ?? place.folder, f.name));
       for (const input of inputs) {
         if (await sameFile(input, target)) throw new AmnError('invalid_argument', `${target} is an input of this conversion`);
       }

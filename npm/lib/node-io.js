@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { finished } from 'node:stream/promises';
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
+import { isOllamaSpec, resolveOllama } from './ollama.js';
 import { chooseFiles } from './sources.js';
 import { isWritableStream, openCommonSink, partsSink, toUint8Array } from './sinks.js';
 
@@ -129,6 +130,7 @@ async function handleSource(fh, name) {
 }
 
 export async function resolveNodeSource(source, { name }) {
+  if (isOllamaSpec(source)) return pathSource((await resolveOllama(source)).blob);
   if (typeof source === 'string') return pathSource(source);
   if (source instanceof URL && source.protocol === 'file:') return pathSource(fileURLToPath(source));
   if (isFileHandle(source)) return handleSource(source, name);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "cli/ollama.h"
 #include "formats/open.h"
 
 namespace amn::cli {
@@ -25,9 +26,7 @@ std::string stem_of(const fs::path& p) {
   return p.stem().string();
 }
 
-}  // namespace
-
-Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits) {
+Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits) {
   std::error_code ec;
   fs::path p(path);
   LocalModel out;
@@ -55,6 +54,7 @@ Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits
     out.stem = stem_of(p);
   }
   out.folder = folder.empty() ? "." : folder.string();
+  out.output_folder = out.folder;
   // Files in the order every surface uses (docs/session-protocol.md): the entry, the
   // shards an index names (added as the parser asks for them), then config.json.
   const fs::path config = fs::path(out.folder) / kConfigFileName;
@@ -86,6 +86,20 @@ Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits
     }
   }
   return make_error(ErrorCode::internal, "open did not converge");
+}
+
+}  // namespace
+
+Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits) {
+  if (!is_ollama_spec(path)) return open_path(path, limits);
+  // The GGUF blob, under its own name (sha256-<hex>: the core sniffs the content). Default
+  // outputs go to the current folder, never into Ollama's blobs/ (it prunes files it does
+  // not know).
+  AMN_ASSIGN(auto ollama, resolve_ollama_model(path));
+  AMN_ASSIGN(auto out, open_path(ollama.blob, limits));
+  out.stem = ollama.stem;
+  out.output_folder = std::string(".");  // (not = "." : GCC 12 -Wrestrict false positive)
+  return out;
 }
 
 }  // namespace amn::cli

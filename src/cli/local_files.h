@@ -16,6 +16,7 @@ struct LocalModel {
   Model model;
   std::string folder;              // where the entry lives
   std::string stem;                // for default output names: "model" of model.safetensors
+  std::string output_folder;       // where default outputs go: `folder`, except "." for ollama:
 };
 
 Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits);

@@ -52,7 +52,7 @@ int run_convert(const ConvertRequest& req, const char* label) {
   if (target.empty()) {
     std::string suffix = dtype ? std::string(req.dtype) : std::string("converted");
     for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    target = (std::filesystem::path(local->folder) / (local->stem + "-" + suffix + ".safetensors")).string();
+    target = (std::filesystem::path(local->output_folder) / (local->stem + "-" + suffix + ".safetensors")).string();
   }
   // Never write over one of the inputs, even with --force: inputs are read-only.
   std::error_code ec;

@@ -2,6 +2,7 @@
 // only; nothing here holds tensor data.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,12 +40,19 @@ struct TensorSpec {
   DType dtype = DType::F32;
   std::vector<uint64_t> shape;
   uint64_t nbytes = 0;
+  uint32_t ggml_type = kNoGgmlType;  // a GGUF block type copied through (GGUF output only)
 };
 
 struct ModelFile {
   std::string name;
   uint64_t size = 0;
   uint64_t header_bytes = 0;  // bytes before the data section (safetensors: 8 + n)
+};
+
+// The parsed header objects of a format, kept for writers that reuse them (GGUF→GGUF
+// keeps the source's KVs). Each format derives its own; Model::format says which.
+struct FormatState {
+  virtual ~FormatState() = default;
 };
 
 struct Model {
@@ -62,6 +70,7 @@ struct Model {
   // and the same for people as (label, value) lines, long arrays summarised.
   std::string details_json;
   std::vector<std::pair<std::string, std::string>> details_text;
+  std::shared_ptr<const FormatState> format_state;
 
   uint64_t parameter_count() const;
   uint64_t tensor_bytes() const;

@@ -234,6 +234,9 @@ Result<Model> open_gguf(FileSet& files, const ParseLimits& limits) {
   model.big_endian = head.big_endian;
   model.details_json = gguf_details_json(head);
   model.details_text = gguf_details_text(head);
+  auto state = std::make_shared<GgufState>();
+  state->header = head;
+  model.format_state = std::move(state);
   return model;
 }
 

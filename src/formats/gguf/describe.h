@@ -12,6 +12,11 @@
 
 namespace amn {
 
+// A GGUF model's header (its first shard's, for a split model), for writers.
+struct GgufState final : FormatState {
+  GgufFile header;
+};
+
 // Appends the tensors of `gguf` (file `file` of the FileSet) to model.tensors.
 void add_gguf_tensors(const GgufFile& gguf, uint32_t file, Model& model);
 
