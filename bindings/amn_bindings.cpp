@@ -13,6 +13,7 @@
 #include "convert/execute.h"
 #include "convert/plan.h"
 #include "core/json.h"
+#include "formats/gguf/kv_input.h"
 #include "formats/open.h"
 #include "kernels/cast.h"
 #include "report/report.h"
@@ -127,6 +128,7 @@ class Session {
       return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "convert options must be a JSON object"));
     }
     amn::ConvertOptions options;
+    std::vector<std::pair<std::string, amn::GgufValue>> from_file, from_args;
     std::string_view to = "safetensors";
     for (auto kv : obj) {
       if (kv.key == "to") {
@@ -137,10 +139,40 @@ class Session {
           return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "dtype must be bf16, f16 or f32"));
         }
         options.dtype = amn::float_target_from_name(d);
+      } else if (kv.key == "gguf_metadata" && !kv.value.is_null()) {
+        // The same shapes `--gguf-metadata file.json` takes (formats/gguf/kv_input.h).
+        std::string_view text;  // JSON text (a file's contents), or the object itself
+        std::string owned;
+        if (kv.value.get_string().get(text)) {
+          owned = simdjson::to_string(kv.value);
+          text = owned;
+        }
+        auto parsed = amn::parse_gguf_kv_json(text);
+        if (!parsed) return error_status(parsed.error());
+        from_file = std::move(parsed).value();
+      } else if (kv.key == "gguf_kv" && !kv.value.is_null()) {
+        simdjson::dom::array args;
+        if (kv.value.get_array().get(args)) {
+          return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "gguf_kv must be an array of \"key=value\" strings"));
+        }
+        for (auto a : args) {
+          std::string_view text;
+          if (a.get_string().get(text)) {
+            return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "gguf_kv must be an array of \"key=value\" strings"));
+          }
+          auto parsed = amn::parse_gguf_kv_arg(text);
+          if (!parsed) return error_status(parsed.error());
+          from_args.push_back(std::move(parsed).value());
+        }
       }
     }
-    if (to != "safetensors") {
-      return error_status(amn::make_error(amn::ErrorCode::unsupported, "convert target must be \"safetensors\""));
+    // As the native CLI: the metadata file first, then each key=value, later ones winning.
+    amn::merge_gguf_kv(options.gguf_kv, std::move(from_file));
+    for (auto& kv : from_args) amn::merge_gguf_kv(options.gguf_kv, {std::move(kv)});
+    if (to == "gguf") {
+      options.to = amn::OutputFormat::gguf;
+    } else if (to != "safetensors") {
+      return error_status(amn::make_error(amn::ErrorCode::unsupported, "convert target must be \"safetensors\" or \"gguf\""));
     }
     auto plan = amn::plan_convert(*model_, options);
     if (!plan) return error_status(plan.error());

@@ -142,7 +142,7 @@ TEST_CASE("convert plans split large casts and produce a re-readable file", "[sa
   set.add("m.safetensors", std::make_unique<MemorySource>(file));
   auto m = open_model(set, {});
   REQUIRE(m);
-  auto plan = plan_convert(*m, {DType::BF16});
+  auto plan = plan_convert(*m, cast_options(DType::BF16));
   REQUIRE(plan);
   CHECK(plan->tensors[0].dtype == DType::BF16);
   CHECK(plan->tensors[1].dtype == DType::I8);  // not a float: copied as stored
@@ -171,7 +171,7 @@ TEST_CASE("convert plans split large casts and produce a re-readable file", "[sa
   Model fake;
   fake.files.push_back({"x", n * 4, 0});
   fake.tensors.push_back(big);
-  auto split = plan_convert(fake, {DType::BF16});
+  auto split = plan_convert(fake, cast_options(DType::BF16));
   REQUIRE(split);
   CHECK(split->pieces.size() == 3);
   uint64_t total = 0;

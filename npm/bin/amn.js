@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // amn for Node: the same verbs, options and output as the native `amn` (src/cli/main.cpp),
 // running on the WASM core through the npm API.
+import { readFile } from 'node:fs/promises';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { AmnError, implementation, open, version } from '../node.js';
@@ -21,12 +22,14 @@ Subcommands:
   remember PATH [-o OUT] [--to bf16|f16|f32] [--force] [-q]
                               Dequantize / cast to full precision, written as safetensors
                               (alias: dequantize; default --to bf16)
-  convert PATH --to safetensors [--dtype bf16|f16|f32] [-o OUT] [--force] [-q]
+  convert PATH --to safetensors|gguf [--dtype bf16|f16|f32] [-o OUT] [--force] [-q]
+          [--gguf-kv key[:TYPE]=value ...] [--gguf-metadata FILE.json]
                               Convert a model to another format, streaming tensor by tensor
 
 PATH is a model file, a folder of shards, a *.index.json or an http(s) URL.
-Output defaults to <stem>-<dtype|converted>.safetensors beside the input.
-Formats: safetensors (single, sharded folder or *.index.json).
+Output defaults to <stem>-<dtype|converted>.<format> beside the input.
+Formats: safetensors (single, sharded folder or *.index.json), GGUF (single or split),
+ollama:<model>[:<tag>].
 Docs: docs/cli.md, docs/js-api.md
 `;
 
@@ -45,8 +48,10 @@ const VERBS = {
   },
   convert: {
     options: {
-      '--to': { key: 'format', value: true, choices: ['safetensors'] },
+      '--to': { key: 'format', value: true, choices: ['safetensors', 'gguf'] },
       '--dtype': { key: 'dtype', value: true, choices: DTYPES },
+      '--gguf-kv': { key: 'ggufKv', value: true, repeat: true },
+      '--gguf-metadata': { key: 'ggufMetadataFile', value: true },
       '-o': { key: 'output', value: true }, '--output': { key: 'output', value: true },
       '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
@@ -84,7 +89,8 @@ function parseArgs(argv) {
       if (opt.choices && !opt.choices.includes(value)) {
         throw new UsageError(`${arg}: '${value}' is not one of ${opt.choices.join(', ')}`);
       }
-      args[opt.key] = value;
+      if (opt.repeat) (args[opt.key] ??= []).push(value);
+      else args[opt.key] = value;
     } else {
       if (value !== undefined) throw new UsageError(`${arg} takes no value`);
       args[opt.key] = true;
@@ -186,7 +192,7 @@ async function runConvert(args) {
   const bar = progressBar(args.verb);
   try {
     const place = await inputPlace(args.path);
-    const name = `${place.stem}-${args.dtype || 'converted'}.safetensors`;
+    const name = `${place.stem}-${args.dtype || 'converted'}.${args.format || 'safetensors'}`;
     // Spelled as the native CLI does (folder / name, "." for the current folder).
     const target = args.output || (place.folder.endsWith('/') ? place.folder + name : `${place.folder}/${name}`);
     // Never write over one of the inputs, even with --force: inputs are read-only.
@@ -198,7 +204,14 @@ async function runConvert(args) {
     }
     let result;
     try {
+      let ggufMetadata;
+      if (args.ggufMetadataFile) {
+        let text;
+        try { text = await readFile(args.ggufMetadataFile, 'utf8'); } catch { throw new AmnError('io', `cannot open ${args.ggufMetadataFile}`); }
+        ggufMetadata = text;  // the core parses it, with the native CLI's messages
+      }
       result = await model.convert({
+        to: args.format || 'safetensors', ggufKv: args.ggufKv, ggufMetadata,
         dtype: args.dtype, sink: target, overwrite: Boolean(args.force),
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });

@@ -76,8 +76,8 @@ export class Model {
   }
 
   /** Writes the whole model as safetensors (optionally cast) to `sink`, streaming. */
-  async convert({ to = 'safetensors', dtype, sink, overwrite = false, onProgress, signal } = {}) {
-    if (to !== 'safetensors') throw new AmnError('unsupported', `convert(): cannot write "${to}" (only safetensors)`);
+  async convert({ to = 'safetensors', dtype, ggufKv, ggufMetadata, sink, overwrite = false, onProgress, signal } = {}) {
+    if (to !== 'safetensors' && to !== 'gguf') throw new AmnError('unsupported', `convert(): cannot write "${to}" (safetensors or gguf)`);
     const target = checkTarget(dtype, 'convert()') || null;
     return this.#exclusive(async () => {
       throwIfAborted(signal);
@@ -86,10 +86,15 @@ export class Model {
       // The sink writes piece i while the core reads and runs piece i+1.
       let pending = Promise.resolve();
       try {
-        check(this.#session.planConvert(JSON.stringify({ to, dtype: target })));
+        // GGUF KVs: `ggufKv` as CLI-style "key[:TYPE]=value" strings, `ggufMetadata` as an
+        // object of {key: value | {type, value}} (the info JSON's details.kv shape).
+        check(this.#session.planConvert(JSON.stringify({
+          to, dtype: target, gguf_kv: ggufKv ?? null,
+          gguf_metadata: ggufMetadata ?? null,  // an object, or JSON text the core parses
+        })));
         const plan = JSON.parse(this.#session.planInfo());
         const header = this.#session.outputHeader().slice();
-        const total = header.byteLength + plan.tensors.reduce((s, t) => s + t.nbytes, 0);
+        const total = plan.output_bytes;  // header, tensors and any alignment padding
         let done = 0;
         const progress = (n) => { done += n; onProgress?.({ done, total }); };
         await out.write(header);

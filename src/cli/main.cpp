@@ -11,6 +11,8 @@
 #include "cli/progress.h"
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "core/limits.h"
+#include "formats/gguf/kv_input.h"
 #include "kernels/cast.h"
 #include "report/report.h"
 
@@ -38,13 +40,48 @@ struct ConvertRequest {
   std::string path, output, dtype;
   bool force = false;
   bool quiet = false;
+  std::string format = "safetensors";        // convert --to
+  std::vector<std::string> gguf_kv;          // --gguf-kv key[:TYPE]=value
+  std::string gguf_metadata;                 // --gguf-metadata file.json
 };
 
+// Reads a small text file (the --gguf-metadata JSON) whole.
+amn::Result<std::string> read_text_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return amn::make_error(amn::ErrorCode::io, "cannot open " + path);
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    text.append(buf, n);
+    if (text.size() > amn::kHardMaxSafetensorsHeader) {
+      std::fclose(f);
+      return amn::make_error(amn::ErrorCode::limit, path + " is larger than 100 MB");
+    }
+  }
+  std::fclose(f);
+  return text;
+}
+
 int run_convert(const ConvertRequest& req, const char* label) {
-  std::optional<amn::DType> dtype;
+  amn::ConvertOptions options;
   if (!req.dtype.empty()) {
-    dtype = amn::float_target_from_name(req.dtype);
-    if (!dtype) return fail(amn::make_error(amn::ErrorCode::invalid_argument, "unknown dtype '" + req.dtype + "' (bf16, f16 or f32)"));
+    options.dtype = amn::float_target_from_name(req.dtype);
+    if (!options.dtype) return fail(amn::make_error(amn::ErrorCode::invalid_argument, "unknown dtype '" + req.dtype + "' (bf16, f16 or f32)"));
+  }
+  const auto& dtype = options.dtype;
+  options.to = req.format == "gguf" ? amn::OutputFormat::gguf : amn::OutputFormat::safetensors;
+  if (!req.gguf_metadata.empty()) {
+    auto text = read_text_file(req.gguf_metadata);
+    if (!text) return fail(text.error());
+    auto kv = amn::parse_gguf_kv_json(*text);
+    if (!kv) return fail(kv.error());
+    amn::merge_gguf_kv(options.gguf_kv, std::move(kv).value());
+  }
+  for (const auto& arg : req.gguf_kv) {
+    auto kv = amn::parse_gguf_kv_arg(arg);
+    if (!kv) return fail(kv.error());
+    amn::merge_gguf_kv(options.gguf_kv, {std::move(kv).value()});
   }
   auto local = amn::cli::open_local(req.path, {});
   if (!local) return fail(local.error());
@@ -52,7 +89,7 @@ int run_convert(const ConvertRequest& req, const char* label) {
   if (target.empty()) {
     std::string suffix = dtype ? std::string(req.dtype) : std::string("converted");
     for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    target = (std::filesystem::path(local->output_folder) / (local->stem + "-" + suffix + ".safetensors")).string();
+    target = (std::filesystem::path(local->output_folder) / (local->stem + "-" + suffix + "." + req.format)).string();
   }
   // Never write over one of the inputs, even with --force: inputs are read-only.
   std::error_code ec;
@@ -62,7 +99,7 @@ int run_convert(const ConvertRequest& req, const char* label) {
       return fail(amn::make_error(amn::ErrorCode::invalid_argument, target + " is an input of this conversion"));
     }
   }
-  auto plan = amn::plan_convert(local->model, {dtype});
+  auto plan = amn::plan_convert(local->model, options);
   if (!plan) return fail(plan.error());
   auto sink = amn::cli::OutputFile::create(target, req.force);
   if (!sink) return fail(sink.error());
@@ -89,7 +126,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("amn ") + AMN_VERSION + " (kernels: " +
                                         std::string(amn::active_impl_name()) + ")");
   app.require_subcommand(1, 1);
-  app.footer("Formats: safetensors (single, sharded folder or *.index.json).\nDocs: docs/cli.md");
+  app.footer("Formats: safetensors (single, sharded folder or *.index.json), GGUF (single or split),\n"
+             "ollama:<model>[:<tag>].\nDocs: docs/cli.md");
 
   std::string path;
   bool json = false;
@@ -113,13 +151,14 @@ int main(int argc, char** argv) {
   remember->add_flag("-q,--quiet", remember_req.quiet, "print nothing on success");
 
   ConvertRequest convert_req;
-  std::string target_format;
   auto* convert = app.add_subcommand("convert", "Convert a model to another format, streaming tensor by tensor");
   convert->add_option("PATH", convert_req.path, "model file, folder or *.index.json")->required();
-  convert->add_option("--to", target_format, "output format")->required()->check(CLI::IsMember({"safetensors"}));
+  convert->add_option("--to", convert_req.format, "output format")->required()->check(CLI::IsMember({"safetensors", "gguf"}));
+  convert->add_option("--gguf-kv", convert_req.gguf_kv, "GGUF output: set a KV, key=value or key:TYPE=value (repeatable)");
+  convert->add_option("--gguf-metadata", convert_req.gguf_metadata, "GGUF output: KVs from a JSON file ({key: value} or {key: {type, value}})");
   convert->add_option("--dtype", convert_req.dtype, "cast floating tensors to this dtype (default: keep)")
       ->check(CLI::IsMember({"bf16", "f16", "f32"}));
-  convert->add_option("-o,--output", convert_req.output, "output file (default: <stem>-<dtype|converted>.safetensors)");
+  convert->add_option("-o,--output", convert_req.output, "output file (default: <stem>-<dtype|converted>.<format>)");
   convert->add_flag("--force", convert_req.force, "replace an existing output file");
   convert->add_flag("-q,--quiet", convert_req.quiet, "print nothing on success");
 

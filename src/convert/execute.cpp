@@ -13,6 +13,10 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
   if (i >= plan.pieces.size()) return make_error(ErrorCode::invalid_argument, "no such piece");
   const Piece& p = plan.pieces[i];
   if (out.size() != p.out_length) return make_error(ErrorCode::internal, "piece output buffer has the wrong size");
+  if (p.kind == PieceKind::zeros) {  // alignment padding: no input
+    std::fill(out.begin(), out.end(), uint8_t{0});
+    return {};
+  }
   AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
   std::vector<uint8_t> swapped;  // big-endian input, made little-endian (one piece at most)
   if (p.swap_width > 1) {
@@ -29,6 +33,8 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
     case PieceKind::cast:
       cast_floats(p.from, p.to, in.data(), out.data(), p.count);
       return {};
+    case PieceKind::zeros:
+      return {};  // handled above
     case PieceKind::dequantize_ggml: {
       if (p.to == DType::F32) {
         // The output buffer is the caller's byte vector: new[]-aligned, so floats fit.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "convert/plan_gguf.h"
 #include "formats/gguf/types.h"
 #include "formats/safetensors/write.h"
 #include "kernels/ggml/dequantize.h"
@@ -89,6 +90,24 @@ void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, Plan
   }
 }
 
+// A block type copied through as stored (GGUF output with no target dtype).
+void add_block_copy(const TensorRecord& t, Plan& plan) {
+  TensorSpec o{t.name, DType::U8, t.shape, t.nbytes, t.ggml_type};
+  const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
+  plan.tensors.push_back(std::move(o));
+  for (uint64_t done = 0; done < t.nbytes;) {
+    const uint64_t n = std::min<uint64_t>(kMaxPieceBytes, t.nbytes - done);
+    Piece p;
+    p.tensor = index;
+    p.file = t.file;
+    p.in_offset = t.offset + done;
+    p.in_length = p.out_length = n;
+    plan.pieces.push_back(p);
+    plan.data_bytes += n;
+    done += n;
+  }
+}
+
 void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan) {
   if (t.ggml_type != kNoGgmlType) {
     const DType out = to.value_or(DType::F32);
@@ -116,11 +135,17 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   }
   Plan plan;
   plan.metadata = model.metadata;
+  const bool gguf = options.to == OutputFormat::gguf;
   for (const auto& t : model.tensors) {
     AMN_TRY(check_plannable(model, t));
-    add_tensor(model, t, options.dtype, plan);
+    if (gguf && !options.dtype && t.ggml_type != kNoGgmlType) add_block_copy(t, plan);
+    else add_tensor(model, t, options.dtype, plan);
   }
-  plan.header = safetensors_header(plan.tensors, plan.metadata);
+  if (gguf) {
+    AMN_TRY(finish_gguf_plan(model, options, plan));
+  } else {
+    plan.header = safetensors_header(plan.tensors, plan.metadata);
+  }
   return plan;
 }
 

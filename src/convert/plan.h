@@ -12,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "formats/gguf/parse.h"
 
 namespace amn {
 
@@ -19,7 +20,7 @@ namespace amn {
 // (elementwise work is split; a browser tab never holds a whole large tensor).
 inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
 
-enum class PieceKind : uint8_t { copy, cast, dequantize_ggml };
+enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros };
 
 struct Piece {
   PieceKind kind = PieceKind::copy;
@@ -44,14 +45,26 @@ struct Plan {
   uint64_t output_bytes() const { return header.size() + data_bytes; }
 };
 
+enum class OutputFormat : uint8_t { safetensors, gguf };
+
 struct ConvertOptions {
+  OutputFormat to = OutputFormat::safetensors;
   // Cast every floating tensor (F16, BF16, F32, F64) to this and dequantize GGUF block
   // types to it; others are copied as stored. nullopt keeps every dtype (a lossless
   // re-write) and dequantizes block types to F32, ggml's exact to_float output.
+  // (GGUF output without a dtype copies block types through unchanged instead.)
   std::optional<DType> dtype;
+  // GGUF output: KVs that replace or extend the source GGUF's (kv_input.h parses them).
+  std::vector<std::pair<std::string, GgufValue>> gguf_kv;
 };
 
 Result<Plan> plan_convert(const Model& model, const ConvertOptions& options);
+// The common case: safetensors output, floats cast to `dtype` (nullopt: kept).
+inline ConvertOptions cast_options(std::optional<DType> dtype) {
+  ConvertOptions o;
+  o.dtype = dtype;
+  return o;
+}
 
 // One tensor's bytes, cast to `to` when given and the tensor is a castable float.
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to);

@@ -140,5 +140,10 @@ std::span<const std::string_view> available_impls() {
 
 bool force_impl(std::string_view name) { return select(impls(), name); }
 
+bool reference_impl_forced() {
+  impls();
+  return g_use_scalar.load(std::memory_order_relaxed);
+}
+
 }  // namespace amn
 #endif  // HWY_ONCE

@@ -70,5 +70,9 @@ std::string_view active_impl_name();
 std::span<const std::string_view> available_impls();
 // Returns false when the name is not available.
 bool force_impl(std::string_view name);
+// True when "scalar" (the reference) is the implementation in use: what other kernels'
+// dispatchers (kernels/ggml/dequantize.cpp) check, without active_impl_name's cost
+// (on x86 that asks libhwy, which re-runs CPUID: tens of microseconds in a VM).
+bool reference_impl_forced();
 
 }  // namespace amn

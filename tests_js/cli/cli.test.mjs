@@ -305,3 +305,53 @@ test('every broken GGUF fixture is rejected with its code and message, natively 
     }
   }
 });
+
+// GGUF output: native and WASM write the same bytes; tensor data survives a round trip;
+// GGUF → GGUF with KV edits rewrites only the header and copies tensor data untouched.
+test('convert --to gguf: native = WASM, round trips, KV edits copy tensor data untouched', () => {
+  const dir = tmp();
+  const meta = join(dir, 'meta.json');
+  writeFileSync(meta, JSON.stringify({ 'general.name': 'edited', 'test.count': { type: 'UINT32', value: 7 } }));
+  const cases = [
+    [TINY, ['--gguf-kv', 'general.architecture=mlp']],
+    [fx('gguf/valid/ggml_blocks.gguf'), ['--gguf-metadata', meta, '--gguf-kv', 'test.flag:BOOL=true']],
+    [fx('gguf/valid/tensor_types.gguf'), ['--dtype', 'bf16']],
+    [fx('gguf/valid/tiny-00001-of-00003.gguf'), []],
+  ];
+  for (const [input, extra] of cases) {
+    const a = join(dir, 'a.gguf'), b = join(dir, 'b.gguf');
+    const ra = amn(['convert', input, '--to', 'gguf', '-o', a, '--force', '-q', ...extra]);
+    assert.equal(ra.code, 0, `${input}: ${ra.err}`);
+    const rb = nodeAmn(['convert', input, '--to', 'gguf', '-o', b, '--force', '-q', ...extra]);
+    assert.equal(rb.code, 0, `${input} (node): ${rb.err}`);
+    assert.ok(readFileSync(a).equals(readFileSync(b)), `${input}: native and WASM GGUF bytes differ`);
+    const src = JSON.parse(amn(['inspect', input, '--json']).out);
+    const out = JSON.parse(amn(['inspect', a, '--json']).out);
+    assert.equal(out.format, 'gguf');
+    assert.equal(out.details.split, null, 'a single output file has no split KVs');
+    assert.deepEqual(out.tensors.map((t) => [t.name, t.shape]), src.tensors.map((t) => [t.name, t.shape]));
+    if (!extra.includes('--dtype')) {
+      // Every tensor's bytes are the input's (plain types and blocks alike).
+      const srcBytes = (t) => readFileSync(join(dirname(input), src.files[t.file].name)).subarray(t.offset, t.offset + t.nbytes);
+      const outBytes = readFileSync(a);
+      src.tensors.forEach((t, i) => {
+        const o = out.tensors[i];
+        assert.equal(o.dtype, t.dtype);
+        assert.ok(outBytes.subarray(o.offset, o.offset + o.nbytes).equals(srcBytes(t)), `${t.name} bytes`);
+      });
+    }
+    if (input.endsWith('ggml_blocks.gguf')) {
+      assert.deepEqual(out.details.kv['general.name'], { type: 'STRING', value: 'edited' });
+      assert.deepEqual(out.details.kv['test.count'], { type: 'UINT32', value: 7 });
+      assert.deepEqual(out.details.kv['test.flag'], { type: 'BOOL', value: true });
+    }
+  }
+  // Types GGUF cannot hold, and bad KVs, are clear errors that leave nothing behind.
+  const u8 = amn(['convert', fx('safetensors/valid/all_dtypes.safetensors'), '--to', 'gguf', '-o', join(dir, 'x.gguf')]);
+  assert.equal(u8.code, 1);
+  assert.match(u8.err, /^amn: error \[unsupported\]: tensor '.+' is .+, which GGUF has no type for/);
+  const bad = amn(['convert', TINY, '--to', 'gguf', '-o', join(dir, 'y.gguf'), '--gguf-kv', 'x:UINT8=300']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /out of range for UINT8/);
+  assert.deepEqual(readdirSync(dir).filter((n) => !['a.gguf', 'b.gguf', 'meta.json'].includes(n)), []);
+});

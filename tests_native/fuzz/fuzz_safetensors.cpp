@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!model) return 0;
   if (model->tensor_bytes() > (8u << 20)) return 0;  // keep each execution fast
   for (auto dtype : {std::optional<DType>(), std::optional<DType>(DType::BF16), std::optional<DType>(DType::F16)}) {
-    auto plan = plan_convert(*model, {dtype});
+    auto plan = plan_convert(*model, cast_options(dtype));
     if (!plan) continue;
     NullSink sink;
     if (!execute_plan(*plan, set, sink)) __builtin_trap();  // a parsed file must convert

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "formats/gguf/types.h"
+#include "kernels/cast.h"
 
 namespace amn {
 namespace ggml {
@@ -44,13 +45,20 @@ constexpr auto kDequantizers = make_table();
 
 }  // namespace
 
+// dequant_simd.cpp: the Highway kernel of the current target for the types that have
+// one (false, nothing written, for the others).
+bool dequantize_simd(uint32_t type, const uint8_t* in, float* out, size_t blocks);
+
 DequantizeFn dequantizer(uint32_t type) { return type < kDequantizers.size() ? kDequantizers[type] : nullptr; }
 
 }  // namespace ggml
 
 bool ggml_can_dequantize(uint32_t type) { return ggml::dequantizer(type) != nullptr; }
 
+// The SIMD kernel unless the implementation in use is the reference (cast.cpp's
+// selection: amn::force_impl, AMN_FORCE_IMPL), which then runs every type.
 void dequantize_ggml(uint32_t type, const uint8_t* in, float* out, size_t blocks) {
+  if (!reference_impl_forced() && ggml::dequantize_simd(type, in, out, blocks)) return;
   if (const auto fn = ggml::dequantizer(type)) fn(in, out, blocks);
 }
 

@@ -1,0 +1,95 @@
+// GGUF output: the plan's tensors mapped to ggml types, the KVs (the source GGUF's, then
+// the caller's), the aligned layout, and zero pieces for the padding between tensors.
+#include "convert/plan_gguf.h"
+
+#include <algorithm>
+
+#include "formats/gguf/describe.h"
+#include "formats/gguf/types.h"
+#include "formats/gguf/kv_input.h"
+#include "formats/gguf/write.h"
+
+namespace amn {
+namespace {
+
+// ggml's ids for the plain element types (ggml.h enum ggml_type).
+std::optional<uint32_t> ggml_type_of(DType t) {
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::I8: return 24;
+    case DType::I16: return 25;
+    case DType::I32: return 26;
+    case DType::I64: return 27;
+    case DType::F64: return 28;
+    case DType::BF16: return 30;
+    default: return std::nullopt;
+  }
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan& plan) {
+  // KVs: the source's (a split model's shard bookkeeping does not describe the output),
+  // then the caller's, which replace same-named ones.
+  std::vector<std::pair<std::string, GgufValue>> kv;
+  if (model.format == "gguf" && model.format_state) {
+    const auto& src = static_cast<const GgufState&>(*model.format_state).header;
+    for (const auto& [k, v] : src.kv) {
+      if (!starts_with(k, "split.")) kv.emplace_back(k, v);
+    }
+  }
+  merge_gguf_kv(kv, options.gguf_kv);
+  uint64_t alignment = 32;
+  for (const auto& [k, v] : kv) {
+    if (k == "general.alignment") {
+      auto a = v.as_uint();
+      if (!a) return make_error(ErrorCode::invalid_argument, "general.alignment must be an unsigned integer");
+      alignment = *a;
+    }
+  }
+
+  std::vector<GgufWriteTensor> tensors;
+  for (const auto& t : plan.tensors) {
+    GgufWriteTensor w;
+    w.name = t.name;
+    w.ne.assign(t.shape.rbegin(), t.shape.rend());  // GGUF order: ne[0] varies fastest
+    w.nbytes = t.nbytes;
+    if (t.ggml_type != kNoGgmlType) {
+      w.ggml_type = t.ggml_type;
+    } else if (auto id = ggml_type_of(t.dtype)) {
+      w.ggml_type = *id;
+    } else {
+      return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is " + std::string(dtype_name(t.dtype)) +
+                                                    ", which GGUF has no type for");
+    }
+    tensors.push_back(std::move(w));
+  }
+  AMN_ASSIGN(auto layout, gguf_layout(kv, tensors, alignment));
+
+  // Interleave the padding: after the last piece of tensor i, zeros up to tensor i+1.
+  std::vector<Piece> pieces;
+  pieces.reserve(plan.pieces.size() + tensors.size());
+  size_t next = 0;
+  for (uint32_t i = 0; i < tensors.size(); ++i) {
+    while (next < plan.pieces.size() && plan.pieces[next].tensor == i) pieces.push_back(plan.pieces[next++]);
+    const uint64_t end = layout.offsets[i] + tensors[i].nbytes;
+    // ggml and gguf-py pad after the last tensor too (ggml's loader reads padded sizes).
+    const uint64_t to = i + 1 < tensors.size() ? layout.offsets[i + 1] : (end + alignment - 1) / alignment * alignment;
+    if (to > end) {
+      Piece pad;
+      pad.kind = PieceKind::zeros;
+      pad.tensor = i;
+      pad.out_length = to - end;
+      pieces.push_back(pad);
+      plan.data_bytes += pad.out_length;
+    }
+  }
+  plan.pieces = std::move(pieces);
+  plan.header = std::move(layout.header);
+  return {};
+}
+
+}  // namespace amn

@@ -1,0 +1,12 @@
+// GGUF as a conversion target (called by plan_convert).
+#pragma once
+#include "convert/plan.h"
+#include "core/model.h"
+
+namespace amn {
+
+// Maps the plan's tensors to ggml types, builds the header from the KVs (the source
+// GGUF's, then options.gguf_kv), and inserts the zero padding GGUF's alignment needs.
+Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan& plan);
+
+}  // namespace amn
