@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "formats/gguf/types.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 
@@ -23,6 +24,15 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
     swapped.assign(in.begin(), in.end());
     for (size_t at = 0; at + p.swap_width <= swapped.size(); at += p.swap_width) {
       std::reverse(swapped.begin() + at, swapped.begin() + at + p.swap_width);
+    }
+    in = swapped;
+  } else if (p.swap_block_fields) {
+    // Pieces hold whole blocks, so block boundaries are at multiples of block_bytes.
+    const GgmlTypeInfo& info = *ggml_type_info(p.ggml_type);
+    const auto fields = ggml_big_endian_f16_fields(p.ggml_type).value();
+    swapped.assign(in.begin(), in.end());
+    for (size_t block = 0; block + info.block_bytes <= swapped.size(); block += info.block_bytes) {
+      for (uint16_t f : fields) std::swap(swapped[block + f], swapped[block + f + 1]);
     }
     in = swapped;
   }

@@ -55,16 +55,16 @@ Status check_plannable(const Model& model, const TensorRecord& t) {
     return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is stored as " + t.block_type +
                                                   ", which anamnesis cannot decode");
   }
-  if (model.big_endian) {
+  if (model.big_endian && !ggml_big_endian_f16_fields(t.ggml_type)) {
     return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is " + t.block_type +
-                                                  " in a big-endian GGUF: block types are read from little-endian files only");
+                                                  " in a big-endian GGUF, a byte order gguf-py's endian converter does not define");
   }
   return {};
 }
 
 // A GGUF block type: whole blocks per piece, dequantized to F32 (ggml's to_float), then
 // cast to the target when it is not F32.
-void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, Plan& plan) {
+void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, bool big_endian, Plan& plan) {
   const GgmlTypeInfo& info = *ggml_type_info(t.ggml_type);
   const uint64_t out_size = dtype_info(to).block_bytes;
   const uint64_t total = t.elements / info.block_elements;
@@ -74,6 +74,7 @@ void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, Plan
     const uint64_t n = std::min(per_piece, total - done);
     Piece p;
     p.kind = PieceKind::dequantize_ggml;
+    p.swap_block_fields = big_endian;
     p.tensor = index;
     p.file = t.file;
     p.ggml_type = t.ggml_type;
@@ -91,17 +92,21 @@ void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, Plan
 }
 
 // A block type copied through as stored (GGUF output with no target dtype).
-void add_block_copy(const TensorRecord& t, Plan& plan) {
+void add_block_copy(const Model& model, const TensorRecord& t, Plan& plan) {
   TensorSpec o{t.name, DType::U8, t.shape, t.nbytes, t.ggml_type};
   const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
   plan.tensors.push_back(std::move(o));
   for (uint64_t done = 0; done < t.nbytes;) {
-    const uint64_t n = std::min<uint64_t>(kMaxPieceBytes, t.nbytes - done);
+    // Whole blocks per piece, so a big-endian block's fields are swapped in one piece.
+    const uint64_t block = ggml_type_info(t.ggml_type)->block_bytes;
+    const uint64_t n = std::min<uint64_t>(kMaxPieceBytes / block * block, t.nbytes - done);
     Piece p;
     p.tensor = index;
     p.file = t.file;
     p.in_offset = t.offset + done;
     p.in_length = p.out_length = n;
+    p.ggml_type = t.ggml_type;
+    p.swap_block_fields = model.big_endian;  // the output is little-endian
     plan.pieces.push_back(p);
     plan.data_bytes += n;
     done += n;
@@ -114,7 +119,7 @@ void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> 
     TensorSpec o{t.name, out, t.shape, dtype_nbytes(out, t.elements).value()};
     const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
     plan.tensors.push_back(std::move(o));
-    add_dequantize_pieces(t, index, out, plan);
+    add_dequantize_pieces(t, index, out, model.big_endian, plan);
     return;
   }
   const DType out = (to && is_castable_float(t.dtype)) ? *to : t.dtype;
@@ -138,7 +143,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   const bool gguf = options.to == OutputFormat::gguf;
   for (const auto& t : model.tensors) {
     AMN_TRY(check_plannable(model, t));
-    if (gguf && !options.dtype && t.ggml_type != kNoGgmlType) add_block_copy(t, plan);
+    if (gguf && !options.dtype && t.ggml_type != kNoGgmlType) add_block_copy(model, t, plan);
     else add_tensor(model, t, options.dtype, plan);
   }
   if (gguf) {

@@ -34,6 +34,7 @@ struct Piece {
   uint32_t ggml_type = 0;
   DType from = DType::U8, to = DType::U8;
   uint8_t swap_width = 0;  // byte-swap the input in units of this many bytes first (big-endian data)
+  bool swap_block_fields = false;  // big-endian GGUF blocks: swap their f16 fields first
 };
 
 struct Plan {

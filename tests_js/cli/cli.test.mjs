@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync, copyFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync, copyFileSync, statSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { join, dirname, resolve } from 'node:path';
@@ -282,6 +282,20 @@ test('GGUF: plain tensors convert; block types dequantize bit-exact with ggml; u
     assert.equal(got[t.name].dtype, 'F32');
     assert.equal(createHash('sha256').update(got[t.name].bytes).digest('hex'), t.f32_sha256, `${t.name} differs from ggml`);
   }
+  // Big-endian blocks (made by gguf-py's endian converter) give ggml's values too, and
+  // converting them to (little-endian) GGUF swaps their f16 fields back.
+  const beWant = JSON.parse(readFileSync(fx('gguf/expected/ggml_blocks_be.json'), 'utf8'));
+  const beGguf = join(dir, 'le-again.gguf');
+  assert.equal(amn(['convert', fx('gguf/valid/ggml_blocks_be.gguf'), '--to', 'gguf', '-o', beGguf]).code, 0);
+  for (const source of [fx('gguf/valid/ggml_blocks_be.gguf'), beGguf]) {
+    const out = join(dir, 'be.safetensors');
+    assert.equal(amn(['remember', source, '--to', 'f32', '-o', out, '--force']).code, 0);
+    const gotBe = tensorsOf(out).tensors;
+    for (const t of beWant.tensors.filter((x) => x.f32_sha256)) {
+      assert.equal(createHash('sha256').update(gotBe[t.name].bytes).digest('hex'), t.f32_sha256, `${source}: ${t.name}`);
+    }
+  }
+  for (const n of ['be.safetensors', 'le-again.gguf']) rmSync(join(dir, n));
   // Without --dtype, convert writes block types as F32 (ggml's exact output) too.
   const lossless = join(dir, 'lossless.safetensors');
   assert.equal(amn(['convert', fx('gguf/valid/ggml_blocks.gguf'), '--to', 'safetensors', '-o', lossless]).code, 0);

@@ -73,6 +73,24 @@ const GgmlTypeInfo* ggml_type_info(uint32_t id) {
   return id < kTable.size() ? &kTable[id] : nullptr;
 }
 
+std::optional<std::span<const uint16_t>> ggml_big_endian_f16_fields(uint32_t id) {
+  // gguf_convert_endian.py (ngxson/llama.cpp at 3f545beccee6): byteswap_q4_0 / q8_0 / q1_0
+  // swap the leading f16 d; byteswap_q4_k swaps d and dmin; byteswap_q6_k the d at 208;
+  // byteswap_tq2_0 the d at 64; MXFP4 and NVFP4 are byteswap_noop (no multi-byte field).
+  static constexpr uint16_t kFirst[] = {0};
+  static constexpr uint16_t kQ4K[] = {0, 2};
+  static constexpr uint16_t kQ6K[] = {208};
+  static constexpr uint16_t kTQ20[] = {64};
+  switch (id) {
+    case 2: case 8: case 41: return std::span<const uint16_t>(kFirst);  // Q4_0, Q8_0, Q1_0
+    case 12: return std::span<const uint16_t>(kQ4K);                    // Q4_K
+    case 14: return std::span<const uint16_t>(kQ6K);                    // Q6_K
+    case 35: return std::span<const uint16_t>(kTQ20);                   // TQ2_0
+    case 39: case 40: return std::span<const uint16_t>();               // MXFP4, NVFP4
+    default: return std::nullopt;
+  }
+}
+
 std::optional<uint64_t> ggml_nbytes(const GgmlTypeInfo& t, uint64_t elements) {
   if (t.block_elements == 0 || elements % t.block_elements != 0) return std::nullopt;
   return checked_mul(elements / t.block_elements, t.block_bytes);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace amn {
@@ -27,6 +28,12 @@ const GgmlTypeInfo* ggml_type_info(uint32_t id);
 
 // True when tensors of this id have a known size (the row exists and is not removed).
 inline bool ggml_type_sized(const GgmlTypeInfo* t) { return t && t->block_elements != 0; }
+
+// Big-endian GGUF: the byte offsets, within one block, of the f16 fields that gguf-py's
+// endian converter (gguf-py/gguf/scripts/gguf_convert_endian.py, byteswap_tensors)
+// byte-swaps; everything else in a block is single bytes. nullopt: the converter refuses
+// the type, so its big-endian layout is not defined.
+std::optional<std::span<const uint16_t>> ggml_big_endian_f16_fields(uint32_t id);
 
 // Bytes of `elements` elements of a sized type; nullopt when elements is not a whole
 // number of blocks or the product overflows.

@@ -1,0 +1,267 @@
+// The tensor detail view and conversion to GGUF, in Debian's chromium. The statistics the
+// page shows are checked against ones computed here, independently, from the npm
+// package's own model.tensor(name, { to: 'f32' }); the GGUF the page downloads against
+// the native CLI's bytes.
+//   node --test tests_js/browser/
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FIXTURES, ROOT, loadPackage, tempDir } from '../support/helpers.js';
+import { settled, startHarness } from './harness.js';
+
+const TINY = join(FIXTURES, 'models', 'tiny-mlp', 'model.safetensors');
+const BLOCKS = join(FIXTURES, 'gguf', 'valid', 'ggml_blocks.gguf');
+const UNKNOWN = join(FIXTURES, 'gguf', 'valid', 'unknown_type.gguf');
+const NATIVE = join(ROOT, 'build', 'native', 'amn');
+const SCREENSHOT = '/tmp/anamnesis-detail.png';
+const BINS = 64;
+
+let harness;
+let pkg;
+
+before(async () => {
+  pkg = await loadPackage('node.js');
+  harness = await startHarness();
+});
+
+after(async () => {
+  await harness?.close();
+});
+
+async function withPage(t, fn) {
+  const { page, problems } = await harness.newPage();
+  t.after(() => page.close());
+  await fn(page);
+  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
+}
+
+// The reference: min/max, mean and population std in two plain passes over the finite
+// values, NaN and infinity counts. 64-bit integers: exact min/max as decimal strings.
+function reference(data) {
+  const big = typeof data[0] === 'bigint';
+  let nan = 0; let posInf = 0; let negInf = 0;
+  const finite = [];
+  for (const v of data) {
+    const x = Number(v);
+    if (Number.isNaN(x)) nan += 1;
+    else if (x === Infinity) posInf += 1;
+    else if (x === -Infinity) negInf += 1;
+    else finite.push(big ? v : x);
+  }
+  const nums = finite.map(Number);
+  const mean = nums.reduce((a, b) => a + b, 0) / nums.length;
+  const std = Math.sqrt(nums.reduce((a, x) => a + (x - mean) ** 2, 0) / nums.length);
+  const min = finite.reduce((a, b) => (b < a ? b : a));
+  const max = finite.reduce((a, b) => (b > a ? b : a));
+  return { min: String(min), max: String(max), mean, std, nan, posInf, negInf, finite: finite.length };
+}
+
+async function expectedFor(path, name) {
+  const model = await pkg.open(path);
+  try {
+    const t = await model.tensor(name, { to: 'f32' });
+    return { ...reference(t.data), head: Array.from(t.data.subarray(0, 16), String), elements: t.data.length };
+  } finally {
+    await model.close();
+  }
+}
+
+async function openModel(page, path) {
+  await page.setInputFiles('#file-input', path);
+  assert.equal(await settled(page), 'model');
+}
+
+// Opens a tensor's detail view with its row button and waits for the result (or error).
+async function openDetail(page, name) {
+  await page.fill('#tensor-filter', name);
+  await page.click(`#tensor-body tr.tensor-row[data-name="${name}"] button.tensor-open`);
+  await page.waitForSelector('#tensor-dialog[open]');
+  await page.waitForFunction((n) => document.getElementById('tensor-dialog-title').textContent === n
+    && !document.getElementById('tensor-detail').hasAttribute('aria-busy'), name);
+}
+
+async function closeDetail(page) {
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#tensor-dialog', { state: 'hidden' });
+}
+
+// What the detail view shows.
+function shown(page) {
+  return page.evaluate(() => {
+    const detail = document.getElementById('tensor-detail');
+    const stats = {};
+    for (const div of detail.querySelectorAll('[data-stat]')) {
+      const dd = div.querySelector('dd');
+      stats[div.dataset.stat] = { text: dd.textContent, value: dd.dataset.value, title: dd.title };
+    }
+    const facts = Object.fromEntries([...detail.querySelectorAll('dl.detail-facts > div')]
+      .map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]));
+    const bars = [...detail.querySelectorAll('svg.histogram rect.hist-bar')].map((r) => Number(r.dataset.count));
+    const head = [...detail.querySelectorAll('.head-values code')].map((c) => c.dataset.value ?? c.textContent);
+    const error = detail.querySelector('.detail-error');
+    return { stats, facts, bars, head, error: error && { code: error.dataset.code, text: error.textContent } };
+  });
+}
+
+const sig6 = (x) => Number(x).toPrecision(6);
+
+function assertStats(got, want, label) {
+  assert.equal(got.stats.min.value, want.min, `${label} min`);
+  assert.equal(got.stats.max.value, want.max, `${label} max`);
+  assert.equal(sig6(got.stats.mean.text), sig6(want.mean), `${label} mean (shown)`);
+  assert.equal(sig6(got.stats.std.text), sig6(want.std), `${label} std (shown)`);
+  assert.equal(sig6(got.stats.mean.value), sig6(want.mean), `${label} mean (full)`);
+  assert.equal(sig6(got.stats.std.value), sig6(want.std), `${label} std (full)`);
+  assert.equal(got.stats.nan.text, String(want.nan), `${label} NaN`);
+  assert.equal(got.stats.posInf.text, String(want.posInf), `${label} +Inf`);
+  assert.equal(got.stats.negInf.text, String(want.negInf), `${label} -Inf`);
+  assert.equal(got.bars.length, BINS, `${label}: ${BINS} bars`);
+  assert.equal(got.bars.reduce((a, b) => a + b, 0), want.finite, `${label}: the bars count every finite value`);
+  if (want.min !== want.max) {
+    assert.ok(got.bars[0] > 0 && got.bars[BINS - 1] > 0, `${label}: min in the first bar, max in the last`);
+  }
+  assert.deepEqual(got.head, want.head, `${label} first values`);
+}
+
+test('detail view of GGUF block types: statistics equal the package\'s tensor()', { timeout: 90_000 }, async (t) => {
+  await withPage(t, async (page) => {
+    await openModel(page, BLOCKS);
+    for (const [name, dtype] of [['blk.q4_k', 'Q4_K'], ['blk.iq2_xxs', 'IQ2_XXS']]) {
+      await openDetail(page, name);
+      const got = await shown(page);
+      const want = await expectedFor(BLOCKS, name);
+      assert.equal(got.error, null, name);
+      assert.equal(got.facts['Stored dtype'], dtype);
+      assert.equal(got.facts.Shape, '16 × 256');
+      assert.equal(got.facts.Elements, '4,096');
+      assert.equal(got.facts['Values read as'], 'F32');
+      assertStats(got, want, name);
+      // Full precision on hover.
+      assert.equal(got.stats.min.title, want.min);
+      if (name === 'blk.q4_k') await page.screenshot({ path: SCREENSHOT });
+      await closeDetail(page);
+    }
+    // Every other block type decodes too, with the same statistics as the package.
+    const model = await pkg.open(BLOCKS);
+    const names = model.info.tensors.map((x) => x.name);
+    await model.close();
+    for (const name of names) {
+      await openDetail(page, name);
+      assertStats(await shown(page), await expectedFor(BLOCKS, name), name);
+      await closeDetail(page);
+    }
+  });
+});
+
+test('detail view of safetensors BF16 and I64 tensors', { timeout: 60_000 }, async (t) => {
+  await withPage(t, async (page) => {
+    await openModel(page, TINY);
+
+    await openDetail(page, 'model.layers.0.fc2.weight');
+    let got = await shown(page);
+    assert.equal(got.facts['Stored dtype'], 'BF16');
+    assert.equal(got.facts['Values read as'], 'F32');
+    assertStats(got, await expectedFor(TINY, 'model.layers.0.fc2.weight'), 'BF16');
+    await closeDetail(page);
+
+    await openDetail(page, 'model.position_ids');
+    got = await shown(page);
+    const want = await expectedFor(TINY, 'model.position_ids');
+    assert.equal(got.facts['Stored dtype'], 'I64');
+    assert.equal(got.facts['Values read as'], 'I64');
+    assert.equal(got.facts.Shape, '1 × 32');
+    assertStats(got, want, 'I64');
+    assert.equal(got.stats.min.text, want.min, 'integers are shown exactly');
+    assert.equal(got.stats.max.text, want.max);
+  });
+});
+
+test('detail view: keyboard, Escape, focus back to the row', { timeout: 60_000 }, async (t) => {
+  await withPage(t, async (page) => {
+    await openModel(page, TINY);
+    const selector = '#tensor-body tr.tensor-row[data-name="model.final_norm.weight"] button.tensor-open';
+    assert.equal(await page.getAttribute(selector, 'aria-haspopup'), 'dialog');
+    await page.focus(selector);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#tensor-dialog[open]');
+    await page.waitForFunction(() => !document.getElementById('tensor-detail').hasAttribute('aria-busy'));
+    // Focus moved into the dialog, which is modal and labelled by the tensor's name.
+    assert.equal(await page.evaluate(() => document.getElementById('tensor-dialog').contains(document.activeElement)), true);
+    assert.equal(await page.textContent('#tensor-dialog-title'), 'model.final_norm.weight');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#tensor-dialog', { state: 'hidden' });
+    assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name), 'model.final_norm.weight');
+
+    // A click anywhere on the row opens it too; the close button closes it.
+    await page.click('#tensor-body tr.tensor-row[data-name="model.final_norm.bias"] td.num');
+    await page.waitForSelector('#tensor-dialog[open]');
+    await page.waitForFunction(() => document.getElementById('tensor-dialog-title').textContent === 'model.final_norm.bias');
+    await page.click('#tensor-dialog-close');
+    await page.waitForSelector('#tensor-dialog', { state: 'hidden' });
+    assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name), 'model.final_norm.bias');
+
+    // Every control still has an accessible name.
+    const unlabelled = await page.$$eval('input, select, button', (els) => els
+      .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.textContent.trim()))
+      .map((el) => el.outerHTML));
+    assert.deepEqual(unlabelled, []);
+  });
+});
+
+test('detail view of a tensor of unknown type shows the unsupported code', { timeout: 60_000 }, async (t) => {
+  await withPage(t, async (page) => {
+    await openModel(page, UNKNOWN);
+    await openDetail(page, 'mystery');
+    const got = await shown(page);
+    assert.equal(got.error?.code, 'unsupported');
+    assert.match(got.error.text, /unsupported/);
+    assert.match(got.error.text, /type 99/);
+    assert.equal(got.bars.length, 0);
+    await closeDetail(page);
+    // The next tensor works.
+    await openDetail(page, 'known');
+    assert.equal((await shown(page)).error, null);
+  });
+});
+
+for (const [label, source, stem] of [['tiny-mlp (safetensors)', TINY, 'model'], ['ggml_blocks.gguf', BLOCKS, 'ggml_blocks']]) {
+  test(`converts ${label} to GGUF, keeping dtypes: the native CLI's bytes`, { timeout: 60_000 }, async (t) => {
+    assert.ok(existsSync(NATIVE), `${NATIVE} is missing: build the native CLI`);
+    const dir = await tempDir(t, 'amn-web-gguf-out-');
+    const native = join(dir, 'native.gguf');
+    execFileSync(NATIVE, ['convert', source, '--to', 'gguf', '-o', native, '-q']);
+    await withPage(t, async (page) => {
+      await openModel(page, source);
+      await page.selectOption('#convert-format', 'gguf');
+      await page.selectOption('#convert-dtype', 'keep');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
+      assert.equal(download.suggestedFilename(), `${stem}-converted.gguf`);
+      const path = join(dir, download.suggestedFilename());
+      await download.saveAs(path);
+      await page.waitForSelector('#activity', { state: 'hidden' });
+      assert.match(await page.textContent('#convert-result'), new RegExp(`${stem}-converted\\.gguf .* is ready`));
+      const [got, want] = [await readFile(path), await readFile(native)];
+      assert.equal(got.length, want.length, 'size');
+      assert.ok(got.equals(want), 'the bytes equal the native CLI\'s');
+    });
+  });
+}
+
+test('converts to GGUF with a dtype: named <stem>-<dtype>.gguf, native bytes', { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t, 'amn-web-gguf-f16-');
+  const native = join(dir, 'native.gguf');
+  execFileSync(NATIVE, ['convert', TINY, '--to', 'gguf', '--dtype', 'f16', '-o', native, '-q']);
+  await withPage(t, async (page) => {
+    await openModel(page, TINY);
+    await page.selectOption('#convert-format', 'gguf');
+    await page.selectOption('#convert-dtype', 'f16');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
+    assert.equal(download.suggestedFilename(), 'model-f16.gguf');
+    const path = join(dir, 'page.gguf');
+    await download.saveAs(path);
+    assert.ok((await readFile(path)).equals(await readFile(native)), 'the bytes equal the native CLI\'s');
+  });
+});
