@@ -33,6 +33,15 @@ std::vector<DTypeRow> dtype_histogram(const Model& model) {
   return out;
 }
 
+uint64_t dequantized_bytes(const Model& model, DType dtype) {
+  uint64_t n = 0;
+  for (const auto& t : model.tensors) {
+    const bool converted = t.ggml_type != kNoGgmlType || (t.block_type.empty() && is_castable_float(t.dtype));
+    n += converted ? t.elements * dtype_info(dtype).block_bytes : t.nbytes;
+  }
+  return n;
+}
+
 std::string model_info_json(const Model& model) {
   std::string o = "{\n";
   auto key = [&](std::string_view k, int indent = 2) {
@@ -116,6 +125,10 @@ std::string model_info_json(const Model& model) {
   o += std::to_string(model.tensor_bytes()) + ",\n";
   key("file_bytes");
   o += std::to_string(file_bytes) + ",\n";
+  key("dequantized_bytes");
+  o += "{\"bf16\": " + std::to_string(dequantized_bytes(model, DType::BF16)) +
+       ", \"f16\": " + std::to_string(dequantized_bytes(model, DType::F16)) +
+       ", \"f32\": " + std::to_string(dequantized_bytes(model, DType::F32)) + "},\n";
   key("dtypes");
   o += "[";
   auto hist = dtype_histogram(model);

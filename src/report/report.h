@@ -15,6 +15,10 @@ struct DTypeRow {
 // Tensors, parameters and bytes per dtype, largest byte share first.
 std::vector<DTypeRow> dtype_histogram(const Model& model);
 
+// Bytes of the output of `remember --to <dtype>`: floating and GGUF block tensors become
+// `dtype`, the rest is copied as stored (the planner's rule, convert/plan.cpp).
+uint64_t dequantized_bytes(const Model& model, DType dtype);
+
 // The model-info document (docs/json-schema.md), pretty-printed, ending in a newline.
 std::string model_info_json(const Model& model);
 

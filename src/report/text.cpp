@@ -99,6 +99,9 @@ std::string render_inspect(const Model& model) {
   summary.add({"tensors", grouped(model.tensors.size())});
   summary.add({"parameters", short_count(model.parameter_count()) + " (" + grouped(model.parameter_count()) + ")"});
   summary.add({"tensor data", human_bytes(model.tensor_bytes())});
+  summary.add({"remembered", "bf16 " + human_bytes(dequantized_bytes(model, DType::BF16)) + ", f16 " +
+                                 human_bytes(dequantized_bytes(model, DType::F16)) + ", f32 " +
+                                 human_bytes(dequantized_bytes(model, DType::F32))});
   for (const auto& [k, v] : model.metadata) summary.add({"metadata", k + " = " + v});
   summary.add({"config.json", model.config_json.empty() ? "absent" : "present"});
   if (model.parameter_count() > 0) {

@@ -141,7 +141,15 @@ test('detail view of GGUF block types: statistics equal the package\'s tensor()'
       assertStats(got, want, name);
       // Full precision on hover.
       assert.equal(got.stats.min.title, want.min);
-      if (name === 'blk.q4_k') await page.screenshot({ path: SCREENSHOT });
+      if (name === 'blk.q4_k') {
+        await page.screenshot({ path: SCREENSHOT });
+        // A log count axis draws the same bins.
+        await page.check('#histogram-log');
+        const log = await shown(page);
+        assert.deepEqual(log.bars, got.bars);
+        assert.match(await page.textContent('#tensor-detail svg.histogram'), /count \(log\)/);
+        await page.screenshot({ path: SCREENSHOT.replace('.png', '-log.png') });
+      }
       await closeDetail(page);
     }
     // Every other block type decodes too, with the same statistics as the package.

@@ -369,3 +369,16 @@ test('convert --to gguf: native = WASM, round trips, KV edits copy tensor data u
   assert.match(bad.err, /out of range for UINT8/);
   assert.deepEqual(readdirSync(dir).filter((n) => !['a.gguf', 'b.gguf', 'meta.json'].includes(n)), []);
 });
+
+test('dequantized_bytes predicts what remember writes', () => {
+  const dir = tmp();
+  for (const input of [TINY, fx('gguf/valid/ggml_blocks.gguf'), fx('safetensors/valid/all_dtypes.safetensors')]) {
+    const info = JSON.parse(amn(['inspect', input, '--json']).out);
+    for (const dtype of ['bf16', 'f16', 'f32']) {
+      const out = join(dir, `${dtype}.safetensors`);
+      assert.equal(amn(['remember', input, '--to', dtype, '-o', out, '--force', '-q']).code, 0);
+      const written = Object.values(tensorsOf(out).tensors).reduce((n, t) => n + t.bytes.length, 0);
+      assert.equal(info.dequantized_bytes[dtype], written, `${input} --to ${dtype}`);
+    }
+  }
+});
