@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FIXTURES, ROOT, loadPackage, tempDir } from '../support/helpers.js';
 import { settled, startHarness } from './harness.js';
+import { summarize } from '../../web/src/tensor-stats.js';
 
 const TINY = join(FIXTURES, 'models', 'tiny-mlp', 'model.safetensors');
 const BLOCKS = join(FIXTURES, 'gguf', 'valid', 'ggml_blocks.gguf');
@@ -272,4 +273,30 @@ test('converts to GGUF with a dtype: named <stem>-<dtype>.gguf, native bytes', {
     await download.saveAs(path);
     assert.ok((await readFile(path)).equals(await readFile(native)), 'the bytes equal the native CLI\'s');
   });
+});
+
+test('tensor-stats: NaN and infinities are counted apart; edge ranges bin sanely', () => {
+  const f = (values) => summarize({ dtype: 'F32', shape: [values.length], data: new Float32Array(values) });
+  const s = f([1, NaN, 3, Infinity, -Infinity, -Infinity, 2]);
+  assert.deepEqual({ ...s.stats }, { finite: 3, nan: 1, posInf: 1, negInf: 2, min: 1, max: 3, mean: 2, std: Math.sqrt(2 / 3) });
+  assert.equal(s.histogram.counts.length, 64);
+  assert.equal(s.histogram.counts[0] + s.histogram.counts[32] + s.histogram.counts[63], 3);
+  // One distinct value: one bar in the middle.
+  const same = f([5, 5, 5]);
+  assert.equal(same.histogram.counts[32], 3);
+  assert.equal(same.stats.std, 0);
+  // The whole float32 range does not overflow the bin arithmetic.
+  const wide = f([-3.4028234663852886e38, 0, 3.4028234663852886e38]);
+  assert.deepEqual([wide.histogram.counts[0], wide.histogram.counts[32], wide.histogram.counts[63]], [1, 1, 1]);
+  // Nothing finite: no histogram, no min/max.
+  const none = f([NaN, Infinity]);
+  assert.equal(none.histogram, null);
+  assert.equal(none.stats.min, null);
+  // Integers stored as bytes are read with their dtype; U64 min/max stay exact.
+  const i16 = summarize({ dtype: 'I16', shape: [2], data: new Uint8Array(new Int16Array([-300, 7]).buffer) });
+  assert.deepEqual([i16.kind, i16.stats.min, i16.stats.max], ['int', -300, 7]);
+  const u64 = summarize({ dtype: 'U64', shape: [2], data: new Uint8Array(new BigUint64Array([2n ** 64n - 1n, 3n]).buffer) });
+  assert.deepEqual([u64.stats.min, u64.stats.max, u64.head], ['3', '18446744073709551615', ['18446744073709551615', '3']]);
+  // F8 and friends come back as bytes the core did not decode: no statistics.
+  assert.equal(summarize({ dtype: 'F8_E4M3', shape: [2], data: new Uint8Array([1, 2]) }).kind, 'raw');
 });

@@ -43,3 +43,12 @@ export function formatPercent(part, whole) {
   if (whole === 0) return '0%';
   return `${short.format((100 * part) / whole)}%`;
 }
+
+// A value in at most 6 significant digits (integers below 1e21 exactly): 0.123456789 ->
+// "0.123457", 1e-9 -> "1e-9". The full value goes in a title beside it.
+export function formatValue(v) {
+  if (typeof v !== 'number') return String(v); // 64-bit integers arrive as decimal strings
+  if (Number.isInteger(v) && Math.abs(v) < 1e21) return String(v);
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : v < 0 ? '−Inf' : 'NaN';
+  return String(Number(v.toPrecision(6)));
+}

@@ -1,12 +1,14 @@
 // The page: opening a model (files, folder, drop, URL), its summary and tensor table,
-// and conversion with progress and cancel. All work happens in the worker (worker.js);
+// a tensor's detail view (tensor-view.js), and conversion to safetensors or GGUF with
+// progress and cancel. All work happens in the worker (worker.js);
 // this file only moves requests and results between it and the DOM.
 
 import { CoreClient } from './core-client.js';
 import { entriesFromDrop, filesFromDrop, filesFromFolderInput } from './files.js';
 import { formatBytes, formatInteger } from './format.js';
 import { renderSummary } from './summary.js';
-import { TensorTable } from './tensor-table.js';
+import { TensorTable, rowButton } from './tensor-table.js';
+import { TensorView } from './tensor-view.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,6 +30,7 @@ const ui = {
   modelView: $('model-view'),
   summary: $('summary'),
   convertForm: $('convert-form'),
+  convertFormat: $('convert-format'),
   convertDtype: $('convert-dtype'),
   convertButton: $('convert-button'),
   convertResult: $('convert-result'),
@@ -42,6 +45,17 @@ const table = new TensorTable({
   body: $('tensor-body'),
   filterInput: $('tensor-filter'),
   countLabel: $('tensor-count'),
+  onOpen: (tensor) => detail.open(tensor),
+});
+const detail = new TensorView({
+  dialog: $('tensor-dialog'),
+  title: $('tensor-dialog-title'),
+  body: $('tensor-detail'),
+  closeButton: $('tensor-dialog-close'),
+  core,
+  busy: () => state.job !== null,
+  // The row may have been re-rendered (or filtered away) meanwhile.
+  returnFocus: (name) => (rowButton($('tensor-body'), name) ?? $('tensor-scroll')).focus(),
 });
 
 const state = {
@@ -104,6 +118,7 @@ function hideError() {
 // ---- opening ----
 
 async function openSource(source, label) {
+  detail.close(); // its tensor belongs to the model being replaced
   hideError();
   clearDownload();
   const job = core.request('open', { source });
@@ -180,13 +195,14 @@ window.addEventListener('drop', async (event) => {
 
 // ---- converting ----
 
-function outputName(info, dtype) {
+// <stem>-<dtype|converted>.<format>, as the CLI names it.
+function outputName(info, format, dtype) {
   const first = info.index ?? info.files[0]?.name ?? 'model';
   const base = first
     .replace(/\.index\.json$/, '')
     .replace(/\.(safetensors|gguf|npz|npy|pth|pt|bin)$/, '')
     .replace(/-\d{5}-of-\d{5}$/, '');
-  return `${base || 'model'}-${dtype}.safetensors`;
+  return `${base || 'model'}-${dtype === 'keep' ? 'converted' : dtype}.${format}`;
 }
 
 function clearDownload() {
@@ -199,15 +215,16 @@ function clearDownload() {
 ui.convertForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!state.info) return;
+  const format = ui.convertFormat.value;
   const dtype = ui.convertDtype.value;
-  const name = outputName(state.info, dtype);
+  const name = outputName(state.info, format, dtype);
   let fileHandle;
   if (canSaveDirect && ui.saveDirect.checked) {
     // Must run first: the picker needs the click's user activation.
     try {
       fileHandle = await window.showSaveFilePicker({
         suggestedName: name,
-        types: [{ description: 'safetensors', accept: { 'application/octet-stream': ['.safetensors'] } }],
+        types: [{ description: format === 'gguf' ? 'GGUF' : 'safetensors', accept: { 'application/octet-stream': [`.${format}`] } }],
       });
     } catch (err) {
       if (err?.name === 'AbortError') return; // the user closed the picker
@@ -217,8 +234,11 @@ ui.convertForm.addEventListener('submit', async (event) => {
   }
   hideError();
   clearDownload();
-  const verb = `Converting to ${dtype.toUpperCase()}`;
-  const job = core.request('convert', { dtype, fileHandle }, { onProgress: (p) => showProgress(verb, p) });
+  const verb = format === 'gguf'
+    ? `Converting to GGUF${dtype === 'keep' ? '' : ` (${dtype.toUpperCase()})`}`
+    : `Converting to ${dtype === 'keep' ? 'safetensors' : dtype.toUpperCase()}`;
+  const job = core.request('convert', { to: format, dtype: dtype === 'keep' ? '' : dtype, fileHandle },
+    { onProgress: (p) => showProgress(verb, p) });
   try {
     const result = await startJob(`${verb}…`, job);
     if (result.blob) {

@@ -1,7 +1,8 @@
 // The tensor table: text filter, click-to-sort columns, and windowed rendering so a
 // model with tens of thousands of tensors scrolls as smoothly as one with six. Only the
 // rows in view (plus a margin) exist in the DOM; two spacer rows stand in for the rest,
-// which keeps real <table> semantics and column alignment.
+// which keeps real <table> semantics and column alignment. Each row's name is a button
+// that opens the tensor's detail view (a click anywhere on the row does too).
 
 import { formatBytes, formatInteger, formatShape } from './format.js';
 
@@ -25,7 +26,7 @@ function compareShapes(a, b) {
 }
 
 export class TensorTable {
-  constructor({ scroll, table, body, filterInput, countLabel }) {
+  constructor({ scroll, table, body, filterInput, countLabel, onOpen = () => {} }) {
     this.scroll = scroll;
     this.table = table;
     this.body = body;
@@ -46,6 +47,13 @@ export class TensorTable {
     filterInput.addEventListener('input', () => {
       this.scroll.scrollTop = 0; // a new filter starts from its first match
       this.refresh();
+    });
+    body.addEventListener('click', (event) => {
+      const row = event.target.closest('tr.tensor-row');
+      // A drag that selected text is not a click on the row.
+      if (!row || (event.target.tagName !== 'BUTTON' && window.getSelection()?.toString())) return;
+      const tensor = this.tensors.find((t) => t.name === row.dataset.name);
+      if (tensor) onOpen(tensor);
     });
     scroll.addEventListener('scroll', () => this.queueRender(), { passive: true });
     new ResizeObserver(() => this.queueRender()).observe(scroll);
@@ -141,8 +149,13 @@ export class TensorTable {
     tr.dataset.name = t.name;
     const name = document.createElement('th');
     name.scope = 'row';
-    name.textContent = t.name;
-    name.title = t.name;
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'tensor-open';
+    open.textContent = t.name;
+    open.title = `${t.name} — show values, statistics and histogram`;
+    open.setAttribute('aria-haspopup', 'dialog');
+    name.append(open);
     tr.append(
       name,
       cell(t.dtype),
@@ -152,6 +165,14 @@ export class TensorTable {
     );
     return tr;
   }
+}
+
+// The open button of a rendered row, if that row is in the DOM.
+export function rowButton(body, name) {
+  for (const tr of body.querySelectorAll('tr.tensor-row')) {
+    if (tr.dataset.name === name) return tr.querySelector('button.tensor-open');
+  }
+  return null;
 }
 
 function cell(text, className = '', title = '') {

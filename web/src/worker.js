@@ -3,14 +3,17 @@
 // bypass the queue and abort the job they name.
 //
 // Messages in:  { type: 'open',    id, source: { files: File[] } | { url } }
-//               { type: 'convert', id, dtype, fileHandle? }   (FileSystemFileHandle)
+//               { type: 'convert', id, to, dtype, fileHandle? }   (to: 'safetensors' | 'gguf';
+//                                                            dtype '' keeps; FileSystemFileHandle)
+//               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js)
 //               { type: 'cancel',  id }
 // Messages out: { type: 'progress', id, done, total }
 //               { type: 'result',   id, value }
 //               { type: 'error',    id, error: { code, message, offset } }
-// New operations (e.g. one tensor's values for a detail view) are one more handler.
+// New operations are one more handler.
 
 import { init, open } from 'anamnesis';
+import { summarize } from './tensor-stats.js';
 
 const PROGRESS_INTERVAL_MS = 100;
 const FOLD_BYTES = 8 * 1024 * 1024;
@@ -35,14 +38,15 @@ const handlers = {
   // Streams the converted model into a file chosen by the user (File System Access) or,
   // by default, into a Blob built as the bytes arrive; the Blob is handed to the page,
   // which downloads it through an object URL.
-  async convert({ dtype, fileHandle }, { signal, progress }) {
+  async convert({ to = 'safetensors', dtype, fileHandle }, { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const target = fileHandle ? await fileHandle.createWritable() : new BlobCollector();
     // The core writes into this stream; what happens to the bytes, and the final commit
     // or discard, stays here whatever the package does with the stream itself.
     const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
     try {
-      await model.convert({ to: 'safetensors', dtype, sink, signal, onProgress: progress });
+      // No dtype keeps every tensor's dtype (GGUF block types are copied through).
+      await model.convert({ to, dtype: dtype || undefined, sink, signal, onProgress: progress });
     } catch (err) {
       await target.abort?.().catch(() => {});
       throw err;
@@ -53,6 +57,16 @@ const handlers = {
     }
     const blob = target.finish();
     return { blob, bytes: blob.size };
+  },
+
+  // One tensor, dequantized to F32 here (integer tensors come as their own values), is
+  // reduced to a summary; only that goes back to the page. The values are dropped when
+  // this returns.
+  async tensorStats({ name }, { signal }) {
+    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    const stored = model.info.tensors.find((t) => t.name === name);
+    const result = await model.tensor(name, { to: 'f32', signal });
+    return { name, storedDtype: stored?.dtype ?? result.dtype, shape: result.shape, ...summarize(result) };
   },
 };
 

@@ -1,0 +1,191 @@
+// The tensor detail view: a modal <dialog> opened from a row of the tensor table. The
+// worker dequantizes the one tensor to F32 (model.tensor(name, { to: 'f32' })) and posts
+// back only a summary (tensor-stats.js): the first values, min/max/mean/std, NaN and
+// infinity counts, and a 64-bin histogram — never the values themselves.
+//
+// Escape, the close button or a click on the backdrop close it; closing cancels a
+// computation still running and returns focus to the row that opened it.
+
+import { formatInteger, formatShape, formatValue } from './format.js';
+import { renderHistogram } from './histogram.js';
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  node.append(...children);
+  return node;
+}
+
+// A value with its full precision on hover (and in data-value, for the tests).
+function valueNode(tag, v, props = {}) {
+  const node = el(tag, { ...props, textContent: formatValue(v) });
+  node.title = String(v);
+  node.dataset.value = String(v);
+  return node;
+}
+
+function fact(term, value, title = '') {
+  const dd = el('dd', { textContent: value });
+  if (title) dd.title = title;
+  return el('div', {}, el('dt', { textContent: term }), dd);
+}
+
+export class TensorView {
+  // dialog: the <dialog>; core: CoreClient; busy(): whether another job runs (the
+  // request then waits for it in the worker's queue); returnFocus(name): focus the opener.
+  constructor({ dialog, title, body, closeButton, core, busy, returnFocus }) {
+    Object.assign(this, { dialog, title, body, core, busy, returnFocus });
+    this.job = null;
+    this.name = null;
+    closeButton.addEventListener('click', () => this.close());
+    // The dialog element itself is only hit outside its content box: the backdrop.
+    dialog.addEventListener('click', (event) => { if (event.target === dialog) this.close(); });
+    dialog.addEventListener('close', () => this.onClosed());
+  }
+
+  get isOpen() {
+    return this.dialog.open;
+  }
+
+  // tensor: an entry of info.tensors.
+  async open(tensor) {
+    this.cancel();
+    this.name = tensor.name;
+    this.title.textContent = tensor.name;
+    this.title.title = tensor.name;
+    this.body.replaceChildren(this.factsList(tensor, null), this.status(tensor));
+    this.body.setAttribute('aria-busy', 'true');
+    if (!this.dialog.open) this.dialog.showModal();
+
+    const job = this.core.request('tensorStats', { name: tensor.name });
+    this.job = job;
+    try {
+      const summary = await job.promise;
+      if (this.job !== job) return; // closed or replaced meanwhile
+      this.body.replaceChildren(this.factsList(tensor, summary), ...this.results(tensor, summary));
+    } catch (error) {
+      if (this.job !== job || error.code === 'cancelled') return;
+      this.body.replaceChildren(this.factsList(tensor, null), errorNode(error));
+    } finally {
+      if (this.job === job) {
+        this.job = null;
+        this.body.removeAttribute('aria-busy');
+      }
+    }
+  }
+
+  close() {
+    if (this.dialog.open) this.dialog.close();
+  }
+
+  cancel() {
+    this.job?.cancel();
+    this.job = null;
+  }
+
+  onClosed() {
+    this.cancel();
+    this.body.removeAttribute('aria-busy');
+    const { name } = this;
+    this.name = null;
+    if (name !== null) this.returnFocus(name);
+  }
+
+  factsList(tensor, summary) {
+    const facts = [
+      fact('Stored dtype', tensor.dtype),
+      fact('Shape', formatShape(tensor.shape), JSON.stringify(tensor.shape)),
+      fact('Elements', formatInteger(tensor.parameters)),
+    ];
+    if (summary) {
+      const as = summary.kind === 'raw' ? 'stored bytes' : summary.dtype;
+      facts.push(fact('Values read as', as, summary.kind === 'float' && summary.dtype !== tensor.dtype ? 'dequantized by the core' : ''));
+    }
+    return el('dl', { className: 'facts detail-facts' }, ...facts);
+  }
+
+  status(tensor) {
+    const waiting = this.busy() ? 'Waiting for the running job, then reading' : 'Reading';
+    const spinner = el('span', { className: 'spinner' });
+    spinner.setAttribute('aria-hidden', 'true');
+    return el('p', { className: 'detail-status', role: 'status' }, spinner,
+      `${waiting} ${tensor.name} as F32 and computing statistics…`);
+  }
+
+  results(tensor, summary) {
+    if (summary.kind === 'raw') {
+      return [
+        el('p', { className: 'muted', textContent: `The core does not decode ${tensor.dtype} to numbers; these are the first of its ${formatInteger(summary.bytes)} stored bytes.` }),
+        headList(summary.head.map((b) => b.toString(16).padStart(2, '0')), 'First bytes (hex)'),
+      ];
+    }
+    const parts = [statsSection(summary)];
+    if (summary.histogram) parts.push(histogramSection(summary));
+    parts.push(headList(summary.head, `First ${summary.head.length} values`, summary.elements));
+    return parts;
+  }
+}
+
+function statsSection({ stats, kind }) {
+  const rows = [];
+  const stat = (key, term, node) => rows.push(el('div', { className: 'stat' }, el('dt', { textContent: term }), node));
+  const none = () => el('dd', { textContent: '—', title: 'no finite values' });
+  stat('min', 'Min', stats.min === null ? none() : valueNode('dd', stats.min));
+  stat('max', 'Max', stats.max === null ? none() : valueNode('dd', stats.max));
+  stat('mean', 'Mean', stats.mean === null ? none() : valueNode('dd', stats.mean));
+  stat('std', 'Std deviation', stats.std === null ? none() : valueNode('dd', stats.std));
+  stat('nan', 'NaN', el('dd', { textContent: formatInteger(stats.nan) }));
+  stat('posInf', '+Inf', el('dd', { textContent: formatInteger(stats.posInf) }));
+  stat('negInf', '−Inf', el('dd', { textContent: formatInteger(stats.negInf) }));
+  const keys = ['min', 'max', 'mean', 'std', 'nan', 'posInf', 'negInf'];
+  rows.forEach((row, i) => { row.dataset.stat = keys[i]; });
+  const counted = [stats.nan, stats.posInf, stats.negInf].some((n) => n > 0)
+    ? `over the ${formatInteger(stats.finite)} finite values`
+    : `over all ${formatInteger(stats.finite)} values`;
+  const note = kind === 'float'
+    ? `Computed in float64 ${counted}; std is the population standard deviation. Hover a number for its full precision.`
+    : `Computed in float64 ${counted}; std is the population standard deviation.`;
+  return el('section', { className: 'detail-section' },
+    el('h3', { textContent: 'Statistics' }),
+    el('dl', { className: 'facts stats' }, ...rows),
+    el('p', { className: 'muted note', textContent: note }));
+}
+
+function histogramSection({ histogram, stats }) {
+  const bins = histogram.counts.length;
+  const label = `Histogram of ${formatInteger(stats.finite)} finite values in ${bins} bins from ${formatValue(histogram.lo)} to ${formatValue(histogram.hi)}`;
+  // Weights often have a few outliers far out: a log count axis shows the tails.
+  const toggle = el('input', { type: 'checkbox', id: 'histogram-log' });
+  let chart = renderHistogram(histogram, label);
+  toggle.addEventListener('change', () => {
+    const next = renderHistogram(histogram, label, { log: toggle.checked });
+    chart.replaceWith(next);
+    chart = next;
+  });
+  return el('section', { className: 'detail-section' },
+    el('div', { className: 'section-head' },
+      el('h3', { textContent: 'Distribution' }),
+      el('label', { className: 'checkbox' }, toggle, 'Log count axis')),
+    el('figure', { className: 'histogram-figure' },
+      chart,
+      el('figcaption', { className: 'muted', textContent: `${bins} equal bins from min to max; ${formatInteger(stats.finite)} finite values. Hover a bar for its range and count.` })));
+}
+
+function headList(values, heading, total = values.length) {
+  const list = el('ol', { className: 'head-values' });
+  values.forEach((v, i) => {
+    list.append(el('li', {}, el('span', { className: 'index', textContent: String(i) }),
+      typeof v === 'string' && !/^-?\d+$/.test(v) ? el('code', { textContent: v }) : valueNode('code', v)));
+  });
+  const more = total > values.length ? ` of ${formatInteger(total)}` : '';
+  return el('section', { className: 'detail-section' }, el('h3', { textContent: `${heading}${more}` }), list);
+}
+
+function errorNode(error) {
+  const node = el('div', { className: 'detail-error', role: 'alert' },
+    el('p', {}, el('strong', { textContent: 'Could not read this tensor: ' }),
+      el('code', { className: 'error-code', textContent: error.code }), ' ',
+      el('span', { className: 'detail-error-message', textContent: error.message })));
+  node.dataset.code = error.code;
+  return node;
+}
