@@ -1,6 +1,8 @@
 // GGUF block dequantization throughput per implementation (amn::dequantize_ggml to F32),
 // against memcpy of the F32 output (what dequantizing costs at best once it is memory
 // bound). Prints a markdown table; checks every output against the scalar reference.
+// Every type dequantize_ggml handles is timed; the ones without SIMD kernels (marked
+// "(ref)") run the scalar reference under every implementation.
 //
 //   bench_ggml [elements] [--write-inputs DIR]
 //
@@ -59,22 +61,60 @@ double best_seconds(int runs, Fn fn) {
   return best;
 }
 
-// The types with SIMD kernels, most used first, and where their F16 scales are.
+// Every type dequantize_ggml handles: those with SIMD kernels (dequant-inl.h) first, most
+// used first, then the ones every implementation runs as the scalar reference. `scales`
+// says where each block's scales are, so that they can be set to weight-like values.
+enum class Scale {
+  kF16,       // F16 scale (the first of a type: positive; later ones: min, either sign)
+  kF32,       // F32 scale (Q8_K)
+  kE8M0,      // E8M0 exponent byte (MXFP4): 2^-10 .. 2^-4
+  kIq1mF16,   // IQ1_M: F16 scale in the top nibbles of the four uint16 scale words
+};
+struct ScaleAt {
+  size_t offset;
+  Scale kind = Scale::kF16;
+};
 struct BenchType {
   uint32_t id;
   const char* name;
-  std::vector<size_t> f16_scales;
+  bool simd;  // has Highway kernels; false: every implementation runs the reference
+  std::vector<ScaleAt> scales;
 };
 const BenchType kTypes[] = {
-    {8, "Q8_0", {0}},    {2, "Q4_0", {0}},     {3, "Q4_1", {0, 2}},  {6, "Q5_0", {0}},
-    {7, "Q5_1", {0, 2}}, {12, "Q4_K", {0, 2}}, {13, "Q5_K", {0, 2}}, {14, "Q6_K", {208}},
-    {10, "Q2_K", {80, 82}}, {11, "Q3_K", {108}},
+    {8, "Q8_0", true, {{0}}},
+    {2, "Q4_0", true, {{0}}},
+    {3, "Q4_1", true, {{0}, {2}}},
+    {6, "Q5_0", true, {{0}}},
+    {7, "Q5_1", true, {{0}, {2}}},
+    {12, "Q4_K", true, {{0}, {2}}},
+    {13, "Q5_K", true, {{0}, {2}}},
+    {14, "Q6_K", true, {{208}}},
+    {10, "Q2_K", true, {{80}, {82}}},
+    {11, "Q3_K", true, {{108}}},
+    {9, "Q8_1", true, {{0}, {2}}},  // s (offset 2) is not read; set finite anyway
+    {15, "Q8_K", true, {{0, Scale::kF32}}},
+    {16, "IQ2_XXS", false, {{0}}},
+    {17, "IQ2_XS", false, {{0}}},
+    {22, "IQ2_S", false, {{0}}},
+    {18, "IQ3_XXS", false, {{0}}},
+    {21, "IQ3_S", false, {{0}}},
+    {19, "IQ1_S", false, {{0}}},
+    {29, "IQ1_M", false, {{48, Scale::kIq1mF16}}},
+    {20, "IQ4_NL", false, {{0}}},
+    {23, "IQ4_XS", false, {{0}}},
+    {34, "TQ1_0", false, {{52}}},
+    {35, "TQ2_0", false, {{64}}},
+    {39, "MXFP4", false, {{0, Scale::kE8M0}}},
+    {40, "NVFP4", false, {}},  // UE4M3 scales: every byte is finite (0x7F reads as 0)
+    {41, "Q1_0", false, {{0}}},
+    {42, "Q2_0", false, {{0}}},
 };
 
 uint16_t f16_bits(float f) { return amn::scalar::f32_to_f16(f); }
 
 // Weights-like blocks: random quants, scales around what quantizers produce for
-// weights of σ ≈ 0.05 (normal F16 numbers, positive d, mins of either sign).
+// weights of σ ≈ 0.05 (normal F16 numbers, positive d, mins of either sign), so that
+// no block decodes to NaN or infinity.
 std::vector<uint8_t> make_blocks(const BenchType& t, size_t blocks) {
   const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
   std::mt19937 rng(t.id);
@@ -82,10 +122,33 @@ std::vector<uint8_t> make_blocks(const BenchType& t, size_t blocks) {
   std::vector<uint8_t> in(blocks * bytes);
   for (auto& b : in) b = uint8_t(rng());
   for (size_t i = 0; i < blocks; ++i) {
-    for (size_t k = 0; k < t.f16_scales.size(); ++k) {
+    uint8_t* block = in.data() + i * bytes;
+    for (size_t k = 0; k < t.scales.size(); ++k) {
       const float v = k == 0 ? scale(rng) : (rng() & 1 ? -1.0f : 1.0f) * scale(rng);
-      const uint16_t h = f16_bits(v);
-      std::memcpy(in.data() + i * bytes + t.f16_scales[k], &h, 2);
+      uint8_t* at = block + t.scales[k].offset;
+      switch (t.scales[k].kind) {
+        case Scale::kF16: {
+          const uint16_t h = f16_bits(v);
+          std::memcpy(at, &h, 2);
+          break;
+        }
+        case Scale::kF32:
+          std::memcpy(at, &v, 4);
+          break;
+        case Scale::kE8M0:
+          *at = uint8_t(118 + rng() % 7);  // d = 2^(e - 128): 2^-10 .. 2^-4
+          break;
+        case Scale::kIq1mF16: {
+          const uint16_t h = f16_bits(v);
+          for (int w = 0; w < 4; ++w) {  // nibble w of h into bits 12..15 of word w
+            uint16_t word;
+            std::memcpy(&word, at + 2 * w, 2);
+            word = uint16_t((word & 0x0FFF) | (((h >> (4 * w)) & 0xF) << 12));
+            std::memcpy(at + 2 * w, &word, 2);
+          }
+          break;
+        }
+      }
     }
   }
   return in;
@@ -130,7 +193,7 @@ int main(int argc, char** argv) {
       f.write(reinterpret_cast<const char*>(in.data()), std::streamsize(in.size()));
     }
     amn::ggml::dequantizer(t.id)(in.data(), want.data(), blocks);
-    std::printf("| %s |", t.name);
+    std::printf("| %s%s |", t.name, t.simd ? "" : " (ref)");
     for (auto name : impls) {
       amn::force_impl(name);
       const double s = best_seconds(kRuns, [&] { amn::dequantize_ggml(t.id, in.data(), out.data(), blocks); });
