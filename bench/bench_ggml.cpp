@@ -20,46 +20,15 @@
 #include <vector>
 
 #include "formats/gguf/types.h"
+#include "bench_util.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");  // Linux; under Node through NODERAWFS
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0 || line.rfind("CPU part", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
-
-constexpr const char* kArch =
-#if defined(__wasm__)
-    "wasm32";
-#elif defined(__aarch64__)
-    "aarch64";
-#elif defined(__x86_64__)
-    "x86-64";
-#else
-    "other";
-#endif
-
-template <class Fn>
-double best_seconds(int runs, Fn fn) {
-  double best = 1e30;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = Clock::now();
-    fn();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
-}
+using amn::bench::best_seconds;
+using amn::bench::cpu_model;
+using amn::bench::kArch;
 
 // Every type dequantize_ggml handles: those with SIMD kernels (dequant-inl.h) first, most
 // used first, then the ones every implementation runs as the scalar reference. `scales`

@@ -23,22 +23,12 @@ constexpr uint64_t kGuessKvBytes = 64;
 constexpr uint64_t kGuessTensorInfoBytes = 80;
 constexpr uint64_t kGuessStringBytes = 16;
 
-uint64_t fixed_size(GgufType t) {
-  switch (t) {
-    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
-    case GgufType::UINT16: case GgufType::INT16: return 2;
-    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
-    case GgufType::STRING: case GgufType::ARRAY: return 0;
-  }
-  return 0;
-}
 
 // The smallest encoding of one element of type t (for count-versus-bytes checks).
 uint64_t min_size(GgufType t) {
   if (t == GgufType::STRING) return 8;
   if (t == GgufType::ARRAY) return 4 + 8;
-  return fixed_size(t);
+  return gguf_fixed_size(t);
 }
 
 uint64_t load(const uint8_t* p, unsigned n, bool big_endian) {
@@ -257,7 +247,7 @@ Status Parser::read_value(GgufType type, GgufValue& out, uint32_t depth, const s
       return read_array(out, depth + 1, key);
     default: break;
   }
-  const unsigned n = static_cast<unsigned>(fixed_size(type));
+  const unsigned n = static_cast<unsigned>(gguf_fixed_size(type));
   uint64_t bits = 0;
   AMN_TRY(read_uint(n, bits, what));
   switch (type) {
@@ -303,7 +293,7 @@ Status Parser::read_array(GgufValue& out, uint32_t depth, const std::string& key
                            " bytes) but only " + num(size_ - pos_) + " bytes remain in the file", start);
   }
   out.count = count;
-  const uint64_t fixed = fixed_size(out.elem_type);
+  const uint64_t fixed = gguf_fixed_size(out.elem_type);
   arrays_.push_back({pos_, 0, count});
   if (fixed) {
     const unsigned n = static_cast<unsigned>(fixed);
@@ -641,6 +631,17 @@ Result<GgufFile> Parser::run() {
 
 }  // namespace
 
+uint64_t gguf_fixed_size(GgufType t) {
+  switch (t) {
+    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
+    case GgufType::UINT16: case GgufType::INT16: return 2;
+    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
+    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
+    case GgufType::STRING: case GgufType::ARRAY: return 0;
+  }
+  return 0;
+}
+
 std::string_view gguf_type_name(GgufType type) {
   switch (type) {
     case GgufType::UINT8: return "UINT8";
@@ -690,17 +691,17 @@ std::string_view GgufValue::string_at(uint64_t index) const {
 }
 
 uint64_t GgufValue::uint_at(uint64_t index) const {
-  const unsigned n = static_cast<unsigned>(fixed_size(elem_type));
+  const unsigned n = static_cast<unsigned>(gguf_fixed_size(elem_type));
   return load_le(raw.data() + index * n, n);
 }
 
 int64_t GgufValue::int_at(uint64_t index) const {
-  const unsigned n = static_cast<unsigned>(fixed_size(elem_type));
+  const unsigned n = static_cast<unsigned>(gguf_fixed_size(elem_type));
   return sign_extend(load_le(raw.data() + index * n, n), n);
 }
 
 double GgufValue::float_at(uint64_t index) const {
-  const unsigned n = static_cast<unsigned>(fixed_size(elem_type));
+  const unsigned n = static_cast<unsigned>(gguf_fixed_size(elem_type));
   return as_double(load_le(raw.data() + index * n, n), n);
 }
 

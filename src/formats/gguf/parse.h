@@ -24,6 +24,8 @@ enum class GgufType : uint32_t {
 };
 inline constexpr uint32_t kGgufTypeCount = 13;
 std::string_view gguf_type_name(GgufType type);  // "UINT8", ..., "FLOAT64"
+// Bytes of one value of a fixed-size type; 0 for STRING and ARRAY.
+uint64_t gguf_fixed_size(GgufType type);
 
 // One metadata value. Scalars fill the field of their kind; arrays are stored compactly
 // (a tokenizer of 150,000 strings is one arena plus one offset per string):

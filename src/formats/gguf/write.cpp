@@ -16,16 +16,6 @@ namespace {
 constexpr uint32_t kGgufVersion = 3;
 constexpr std::string_view kAlignmentKey = "general.alignment";
 
-uint64_t fixed_size(GgufType t) {
-  switch (t) {
-    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
-    case GgufType::UINT16: case GgufType::INT16: return 2;
-    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
-    case GgufType::STRING: case GgufType::ARRAY: return 0;
-  }
-  return 0;
-}
 
 bool known_type(GgufType t) { return static_cast<uint32_t>(t) < kGgufTypeCount; }
 
@@ -110,7 +100,7 @@ std::optional<std::pair<size_t, size_t>> first_duplicate(size_t n, Name name) {
 
 // Scalar range: a value in a GgufValue's wide field must fit the type it is written as.
 Status check_scalar(const GgufValue& v, const std::string& who) {
-  const unsigned bits = static_cast<unsigned>(8 * fixed_size(v.type));
+  const unsigned bits = static_cast<unsigned>(8 * gguf_fixed_size(v.type));
   if (is_unsigned(v.type) && bits < 64 && v.u >> bits) {
     return arg_error(who + " is " + num(v.u) + ", out of range for " + type_label(v.type));
   }
@@ -147,10 +137,10 @@ class HeaderWriter {
       case GgufType::STRING: out_.put_str(v.str); break;
       case GgufType::BOOL: out_.put(v.b ? 1 : 0, 1); break;
       case GgufType::FLOAT32: case GgufType::FLOAT64:
-        out_.put(float_bits(v.type, v.f), static_cast<unsigned>(fixed_size(v.type)));
+        out_.put(float_bits(v.type, v.f), static_cast<unsigned>(gguf_fixed_size(v.type)));
         break;
       default:
-        out_.put(is_signed(v.type) ? static_cast<uint64_t>(v.i) : v.u, static_cast<unsigned>(fixed_size(v.type)));
+        out_.put(is_signed(v.type) ? static_cast<uint64_t>(v.i) : v.u, static_cast<unsigned>(gguf_fixed_size(v.type)));
     }
     return {};
   }
@@ -168,7 +158,7 @@ class HeaderWriter {
     }
     out_.put(static_cast<uint32_t>(v.elem_type), 4);
     out_.put(v.count, 8);
-    if (const uint64_t size = fixed_size(v.elem_type)) {
+    if (const uint64_t size = gguf_fixed_size(v.elem_type)) {
       if (v.raw.size() != v.count * size) {
         return arg_error(who + " of " + num(v.count) + " " + type_label(v.elem_type) + " elements holds " +
                          num(v.raw.size()) + " bytes, not " + num(v.count * size));
@@ -393,7 +383,7 @@ bool gguf_array_append(GgufValue& array, const GgufValue& e) {
       break;
     case GgufType::BOOL: array.raw.push_back(e.b ? 1 : 0); break;
     default: {
-      const unsigned n = static_cast<unsigned>(fixed_size(e.type));
+      const unsigned n = static_cast<unsigned>(gguf_fixed_size(e.type));
       if (n == 0) return false;  // an unknown type
       const uint64_t bits = (e.type == GgufType::FLOAT32 || e.type == GgufType::FLOAT64) ? float_bits(e.type, e.f)
                             : is_signed(e.type)                                         ? static_cast<uint64_t>(e.i)
