@@ -45,7 +45,7 @@ test('errors: one line on stderr, exit 1', async () => {
 
 test('usage errors exit 2; --help and --version exit 0', async () => {
   for (const args of [[], ['frobnicate', TINY], ['inspect'], ['inspect', TINY, '--bogus'],
-    ['convert', TINY], ['convert', TINY, '--to', 'gguf'], ['remember', TINY, '--to', 'q4'],
+    ['convert', TINY], ['convert', TINY, '--to', 'onnx'], ['remember', TINY, '--to', 'q4'],
     ['inspect', TINY, TINY], ['remember', TINY, '-o']]) {
     const r = await run(args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
