@@ -30,9 +30,10 @@ using amn::bench::best_seconds;
 using amn::bench::cpu_model;
 using amn::bench::kArch;
 
-// Every type dequantize_ggml handles: those with SIMD kernels (dequant-inl.h) first, most
-// used first, then the ones every implementation runs as the scalar reference. `scales`
-// says where each block's scales are, so that they can be set to weight-like values.
+// Every type dequantize_ggml handles: the SIMD types of dequant-inl.h first, most used
+// first, then the others (simd: false where every implementation runs the scalar
+// reference; the codebook types of dequant_fp4-inl.h have kernels). `scales` says where
+// each block's scales are, so that they can be set to weight-like values.
 enum class Scale {
   kF16,       // F16 scale (the first of a type: positive; later ones: min, either sign)
   kF32,       // F32 scale (Q8_K)
@@ -69,12 +70,12 @@ const BenchType kTypes[] = {
     {21, "IQ3_S", false, {{0}}},
     {19, "IQ1_S", false, {{0}}},
     {29, "IQ1_M", false, {{48, Scale::kIq1mF16}}},
-    {20, "IQ4_NL", false, {{0}}},
-    {23, "IQ4_XS", false, {{0}}},
+    {20, "IQ4_NL", true, {{0}}},
+    {23, "IQ4_XS", true, {{0}}},
     {34, "TQ1_0", false, {{52}}},
     {35, "TQ2_0", false, {{64}}},
-    {39, "MXFP4", false, {{0, Scale::kE8M0}}},
-    {40, "NVFP4", false, {}},  // UE4M3 scales: every byte is finite (0x7F reads as 0)
+    {39, "MXFP4", true, {{0, Scale::kE8M0}}},
+    {40, "NVFP4", true, {}},  // UE4M3 scales: every byte is finite (0x7F reads as 0)
     {41, "Q1_0", false, {{0}}},
     {42, "Q2_0", false, {{0}}},
 };

@@ -23,7 +23,8 @@ struct RestoreImpl {
   ~RestoreImpl() { amn::force_impl(saved); }
 };
 
-// The types with a SIMD kernel, and where their scales are (F16, or F32 for Q8_K).
+// The types with a SIMD kernel, and where their scales are (F16, or F32 for Q8_K; MXFP4's
+// E8M0 and NVFP4's UE4M3 scale bytes are all finite, left random).
 struct SimdType {
   uint32_t id;
   const char* name;
@@ -35,6 +36,7 @@ const std::vector<SimdType>& simd_types() {
       {8, "Q8_0", {0}},       {2, "Q4_0", {0}},        {3, "Q4_1", {0, 2}},    {6, "Q5_0", {0}},
       {7, "Q5_1", {0, 2}},    {12, "Q4_K", {0, 2}},    {13, "Q5_K", {0, 2}},   {14, "Q6_K", {208}},
       {10, "Q2_K", {80, 82}}, {11, "Q3_K", {108}},     {9, "Q8_1", {0, 2}},    {15, "Q8_K", {}, 0},
+      {20, "IQ4_NL", {0}},    {23, "IQ4_XS", {0}},     {39, "MXFP4", {}},      {40, "NVFP4", {}},
   };
   return types;
 }

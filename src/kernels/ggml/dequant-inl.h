@@ -136,7 +136,6 @@ HWY_INLINE void StoreMulSub(V16 q, VF dl, VF ml, float* HWY_RESTRICT out) {
 // of the 32 int8 quants; the F16 scale is at offset 0. Signed quants: a partial vector
 // of kN bytes per f32 vector, sign-extended.
 HWY_INLINE VF Int8ToFloat(const uint8_t* p) {
-  const DF df;
 #if HWY_TARGET == HWY_WASM
   // Flip the sign bit: q + 128 as u8, then ToFloat's exact conversion.
   const hn::Rebind<uint8_t, DF> du8;
@@ -144,7 +143,7 @@ HWY_INLINE VF Int8ToFloat(const uint8_t* p) {
   return ToFloat(hn::BitCast(DI(), hn::PromoteTo(hn::RebindToUnsigned<DF>(), u)), 128);
 #else
   const hn::Rebind<int8_t, DF> di8;
-  return hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(di8, reinterpret_cast<const int8_t*>(p))));
+  return hn::ConvertTo(DF(), hn::PromoteTo(DI(), hn::LoadU(di8, reinterpret_cast<const int8_t*>(p))));
 #endif
 }
 
@@ -409,6 +408,11 @@ HWY_NOINLINE void DequantQ8_K(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
+// The codebook types' kernels (IQ4_NL, IQ4_XS, MXFP4, NVFP4): dequant_fp4-inl.h,
+// included after this file by dequant_simd.cpp.
+HWY_NOINLINE bool DequantizeCodebook(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
+                                     size_t blocks);
+
 // The per-target entry point exported to dequant_simd.cpp: false for a type without a
 // SIMD kernel (the caller then runs the reference).
 HWY_NOINLINE bool DequantizeSimd(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
@@ -431,7 +435,7 @@ HWY_NOINLINE bool DequantizeSimd(uint32_t type, const uint8_t* HWY_RESTRICT in, 
     case 13: DequantQ5_K(in, out, blocks); return true;
     case 14: DequantQ6_K(in, out, blocks); return true;
     case 15: DequantQ8_K(in, out, blocks); return true;
-    default: return false;
+    default: return DequantizeCodebook(type, in, out, blocks);
   }
 #endif
 }

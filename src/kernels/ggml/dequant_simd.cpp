@@ -9,6 +9,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/ggml/dequant-inl.h"
+#include "kernels/ggml/dequant_fp4-inl.h"
 
 #if HWY_ONCE
 #include "kernels/ggml/dequantize.h"
