@@ -17,6 +17,8 @@ if [ -f build/wasm-bench/bench/bench_cast.js ] || {
   echo; echo "WASM SIMD128 (Node):"; echo
   node --no-experimental-fetch build/wasm-bench/bench/bench_cast.js
 fi
+echo; echo "## GGUF block dequantization to F32 (Melem/s, single thread)"; echo
+"$native/bench/bench_ggml"
 echo; echo "## safetensors header parse (median of 15, ms)"; echo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

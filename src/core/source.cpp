@@ -34,12 +34,6 @@ Result<std::span<const uint8_t>> MemorySource::read(uint32_t, uint64_t offset, u
   return bytes_.subspan(offset, length);
 }
 
-Result<std::span<const uint8_t>> OwnedMemorySource::read(uint32_t, uint64_t offset,
-                                                         uint64_t length) {
-  if (!in_bounds(offset, length, bytes_.size())) return out_of_range(offset, length, bytes_.size());
-  return std::span<const uint8_t>(bytes_).subspan(offset, length);
-}
-
 Result<std::span<const uint8_t>> SparseSource::read(uint32_t file, uint64_t offset,
                                                     uint64_t length) {
   if (!in_bounds(offset, length, size_)) return out_of_range(offset, length, size_);

@@ -37,17 +37,6 @@ class MemorySource final : public ByteSource {
   std::span<const uint8_t> bytes_;
 };
 
-// Owns a copy of the bytes (used by tests and by the bindings for small files).
-class OwnedMemorySource final : public ByteSource {
- public:
-  explicit OwnedMemorySource(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
-  uint64_t size() const override { return bytes_.size(); }
-  Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) override;
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
 // Known ranges of a file of known size. Chunks are kept as added; a read spanning
 // several adjacent chunks coalesces them into one (views into the old chunks die).
 class SparseSource final : public ByteSource {
