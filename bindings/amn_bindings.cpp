@@ -270,7 +270,7 @@ std::string model_files_in_folder_json(const std::string& names_json) {
 
 std::string error_codes() {
   std::string o = "[";
-  for (int c = 0; c <= static_cast<int>(amn::ErrorCode::internal); ++c) {
+  for (int c = 0; c <= static_cast<int>(amn::ErrorCode::disallowed_global); ++c) {
     if (c) o += ',';
     amn::append_json_string(o, amn::error_code_name(static_cast<amn::ErrorCode>(c)));
   }

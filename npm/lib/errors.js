@@ -3,7 +3,7 @@
 
 export const ERROR_CODES = Object.freeze([
   'parse', 'unsupported', 'limit', 'io', 'need_bytes', 'need_files', 'exists',
-  'invalid_argument', 'not_found', 'cancelled', 'internal',
+  'invalid_argument', 'not_found', 'cancelled', 'internal', 'disallowed_global',
 ]);
 
 export class AmnError extends Error {

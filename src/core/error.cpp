@@ -15,6 +15,7 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::not_found: return "not_found";
     case ErrorCode::cancelled: return "cancelled";
     case ErrorCode::internal: return "internal";
+    case ErrorCode::disallowed_global: return "disallowed_global";
   }
   return "internal";
 }

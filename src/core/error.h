@@ -22,6 +22,7 @@ enum class ErrorCode : uint8_t {
   not_found,         // a named tensor or file is not in the model
   cancelled,         // the caller aborted the operation
   internal,          // a bug: an invariant of our own did not hold
+  disallowed_global, // a pickle names a global outside the allowlist (never called)
 };
 
 // Stable, lower-case names ("parse", "need_bytes", ...). Never change one.

@@ -27,6 +27,21 @@ struct TensorRecord {
   std::string block_type;
   uint32_t ggml_type = kNoGgmlType;  // the GGUF type id of a block type (formats/gguf/types.h)
   bool size_known = true;       // false: an unknown type whose extent cannot be told
+
+  // Stored layouts other than a plain run of row-major elements (NumPy, PyTorch):
+  bool big_endian = false;  // this tensor's elements are big-endian (NPY '>', a big-endian torch archive)
+  // Element strides, one per dim; empty = contiguous row-major. With strides, `offset` is
+  // element [0,...,0] and `nbytes` the storage span from there covering every element
+  // (a torch view, a Fortran-order NPY array).
+  std::vector<uint64_t> strides;
+  // A DEFLATE-compressed ZIP entry (np.savez_compressed): `offset`/`nbytes` are the
+  // compressed data in the file; the elements are inflated bytes
+  // [inflated_skip, inflated_skip + elements * element size) of an entry that inflates
+  // to exactly `inflated_size` bytes (the rest is the NPY header).
+  bool deflated = false;
+  uint64_t inflated_size = 0;
+  uint64_t inflated_skip = 0;
+  uint32_t crc32 = 0;  // of the inflated entry, checked when it is inflated
 };
 
 // "F32", "BF16", "Q4_K", ...: what the tensor is stored as.

@@ -18,7 +18,7 @@ function summary(info) {
 test('the package loads the core and reports its version', async () => {
   assert.match(await amn.version(), /^\d+\.\d+\.\d+/);
   assert.equal(typeof await amn.implementation(), 'string');
-  assert.deepEqual([...amn.ERROR_CODES].sort(), ['cancelled', 'exists', 'internal', 'invalid_argument', 'io',
+  assert.deepEqual([...amn.ERROR_CODES].sort(), ['cancelled', 'disallowed_global', 'exists', 'internal', 'invalid_argument', 'io',
     'limit', 'need_bytes', 'need_files', 'not_found', 'parse', 'unsupported']);
 });
 
