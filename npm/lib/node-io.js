@@ -95,7 +95,7 @@ async function pathSource(path) {
       throw ioError(err, path);
     }
     const choice = chooseFiles(names);
-    if (!choice) throw new AmnError('io', `${path} holds no model files (*.safetensors, *.safetensors.index.json or *.gguf)`);
+    if (!choice) throw new AmnError('io', `${path} holds no model files (*.safetensors, *.index.json, *.gguf, *.bin, *.pth, *.pt, *.npz or *.npy)`);
     folder = path;
     entry = await ref(folder)(choice.entry);
     shards = await Promise.all(choice.shards.map(ref(folder)));
@@ -123,7 +123,7 @@ async function handleSource(fh, name) {
   const st = await fh.stat();
   const label = name || `fd ${fh.fd}`;
   return {
-    entry: { name: name || 'model.safetensors', size: st.size, read: (o, l, s) => readFully(fh, o, l, label, s) },
+    entry: { name: name || 'model', size: st.size, read: (o, l, s) => readFully(fh, o, l, label, s) },
     extras: [],
     find: async () => null,
   };

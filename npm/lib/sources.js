@@ -7,7 +7,8 @@
 // the message for one that is absent.
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 
-const DEFAULT_NAME = 'model.safetensors';
+// No extension: the core tells the format by content (safetensors, GGUF, NPY, ZIP, pickle).
+const DEFAULT_NAME = 'model';
 
 export function memoryFile(bytes, name = DEFAULT_NAME) {
   const u8 = bytes instanceof Uint8Array ? bytes

@@ -18,7 +18,8 @@ Status add_file(FileSet& files, const fs::path& path) {
 
 std::string stem_of(const fs::path& p) {
   std::string name = p.filename().string();
-  for (std::string_view suffix : {".safetensors.index.json", ".index.json", ".safetensors"}) {
+  for (std::string_view suffix : {".safetensors.index.json", ".bin.index.json", ".pth.index.json", ".pt.index.json",
+                                  ".index.json", ".safetensors"}) {
     if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       return name.substr(0, name.size() - suffix.size());
     }
@@ -43,7 +44,7 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
     if (ec) return make_error(ErrorCode::io, "cannot list " + path + ": " + ec.message());
     auto wanted = model_files_in_folder(names);
     if (wanted.empty() || wanted.front() == kConfigFileName) {
-      return make_error(ErrorCode::io, path + " holds no model files (*.safetensors, *.safetensors.index.json or *.gguf)");
+      return make_error(ErrorCode::io, path + " holds no model files (*.safetensors, *.index.json, *.gguf, *.bin, *.pth, *.pt, *.npz or *.npy)");
     }
     for (const auto& name : wanted) AMN_TRY(add_file(*out.files, folder / name));
     out.stem = fs::absolute(p, ec).lexically_normal().filename().string();

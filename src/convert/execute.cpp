@@ -4,11 +4,55 @@
 #include <cstring>
 #include <vector>
 
+#include "convert/gather.h"
+#include "core/limits.h"
 #include "formats/gguf/types.h"
+#include "formats/zip/zip.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 
 namespace amn {
+namespace {
+
+// Inflate (a DEFLATE entry), then swap to little-endian, then gather into row-major order,
+// then copy or cast: each step only when the piece needs it.
+Status run_gather(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t> out) {
+  std::vector<uint8_t> inflated;
+  if (p.inflated_size > 0) {
+    const ParseLimits limits = effective_limits(ParseLimits{});
+    if (p.inflated_size > limits.max_single_alloc) {
+      return make_error(ErrorCode::limit, "a compressed entry inflates to " + std::to_string(p.inflated_size) +
+                                              " bytes, above max_single_alloc");
+    }
+    inflated.resize(static_cast<size_t>(p.inflated_size));
+    AMN_TRY(zip::inflate_all(in, inflated, p.crc32, limits));
+    in = std::span<const uint8_t>(inflated).subspan(static_cast<size_t>(p.inflated_skip));
+  }
+  const size_t el = dtype_info(p.from).block_bytes;
+  std::vector<uint8_t> swapped;
+  if (p.swap_width > 1) {
+    swapped.assign(in.begin(), in.end());
+    for (size_t at = 0; at + p.swap_width <= swapped.size(); at += p.swap_width) {
+      std::reverse(swapped.begin() + at, swapped.begin() + at + p.swap_width);
+    }
+    in = swapped;
+  }
+  std::vector<uint8_t> gathered;
+  const uint8_t* elements = in.data();
+  if (!p.strides.empty()) {
+    gathered.resize(static_cast<size_t>(p.count * el));
+    gather_strided(in.data(), gathered.data(), el, p.shape, p.strides);
+    elements = gathered.data();
+  }
+  if (p.from == p.to) {
+    if (p.count) std::memcpy(out.data(), elements, static_cast<size_t>(p.count * el));
+  } else {
+    cast_floats(p.from, p.to, elements, out.data(), p.count);
+  }
+  return {};
+}
+
+}  // namespace
 
 Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out) {
   if (i >= plan.pieces.size()) return make_error(ErrorCode::invalid_argument, "no such piece");
@@ -19,6 +63,7 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
     return {};
   }
   AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+  if (p.kind == PieceKind::gather) return run_gather(p, in, out);
   std::vector<uint8_t> swapped;  // big-endian input, made little-endian (one piece at most)
   if (p.swap_width > 1) {
     swapped.assign(in.begin(), in.end());
@@ -44,6 +89,7 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
       cast_floats(p.from, p.to, in.data(), out.data(), p.count);
       return {};
     case PieceKind::zeros:
+    case PieceKind::gather:
       return {};  // handled above
     case PieceKind::dequantize_ggml: {
       if (p.to == DType::F32) {

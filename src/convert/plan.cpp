@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "convert/plan_gguf.h"
+#include "core/checked.h"
 #include "formats/gguf/types.h"
 #include "formats/safetensors/write.h"
 #include "kernels/ggml/dequantize.h"
@@ -12,9 +13,9 @@ namespace {
 
 // Big-endian input is swapped to little-endian element by element (a complex number is
 // two floats) before its kernel runs.
-uint8_t swap_width_for(const Model& model, DType t) {
-  const auto& info = dtype_info(t);
-  if (!model.big_endian || info.block_elems != 1 || info.block_bytes < 2) return 0;
+uint8_t swap_width_for(const Model& model, const TensorRecord& r) {
+  const auto& info = dtype_info(r.dtype);
+  if (!(model.big_endian || r.big_endian) || info.block_elems != 1 || info.block_bytes < 2) return 0;
   return static_cast<uint8_t>(info.kind == DTypeKind::complex ? info.block_bytes / 2 : info.block_bytes);
 }
 
@@ -46,10 +47,104 @@ void add_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t swap_wi
   } while (done < total);
 }
 
+bool needs_gather(const TensorRecord& t) {
+  if (t.deflated) return true;
+  if (t.strides.empty()) return false;
+  uint64_t expect = 1;
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return true;  // a size-1 dim's stride is free
+    expect *= t.shape[d];
+  }
+  return false;
+}
+
+// A record whose bytes need inflating or gathering. Pieces split it along dim 0 when its
+// rows lie apart in storage (a C-order view), so memory stays near kMaxPieceBytes; a
+// compressed entry or a Fortran-order array is one piece (memory ~ that tensor).
+void add_gather_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t swap_width, Plan& plan) {
+  const uint64_t in_size = dtype_info(t.dtype).block_bytes;
+  const uint64_t out_size = dtype_info(to).block_bytes;
+  std::vector<uint64_t> row_major(t.shape.size(), 1);
+  for (size_t d = t.shape.size(); d-- > 1;) row_major[d - 1] = row_major[d] * t.shape[d];
+  // Strides equal to row-major ones need no gathering (a compressed contiguous array).
+  const bool contiguous = t.strides.empty() || t.strides == row_major;
+  const std::vector<uint64_t>& strides = contiguous ? row_major : t.strides;
+  // Storage elements spanned by one dim-0 slice (all later dims).
+  uint64_t slice_span = 1;
+  for (size_t d = 1; d < t.shape.size(); ++d) slice_span += (t.shape[d] - 1) * strides[d];
+  const uint64_t row_elems = t.shape.empty() ? 1 : t.elements / std::max<uint64_t>(1, t.shape[0]);
+  const bool split = !t.deflated && !t.shape.empty() && t.shape[0] > 1 && strides[0] >= slice_span &&
+                     row_elems > 0;
+  const uint64_t rows_total = t.shape.empty() ? 1 : t.shape[0];
+  const uint64_t rows_per_piece =
+      split ? std::max<uint64_t>(1, kMaxPieceBytes / (row_elems * std::max(in_size, out_size))) : rows_total;
+  for (uint64_t r0 = 0; r0 < rows_total || (rows_total == 0 && r0 == 0);) {
+    const uint64_t rows = std::min(rows_per_piece, rows_total - r0);
+    Piece p;
+    p.kind = PieceKind::gather;
+    p.tensor = index;
+    p.file = t.file;
+    p.from = t.dtype;
+    p.to = to;
+    p.swap_width = swap_width;
+    p.shape = t.shape;
+    if (!p.shape.empty()) p.shape[0] = rows;
+    if (!contiguous) p.strides = strides;
+    p.count = rows_total == 0 ? 0 : rows * row_elems;
+    if (t.shape.empty()) p.count = 1;
+    if (t.deflated) {
+      p.in_offset = t.offset;
+      p.in_length = t.nbytes;
+      p.inflated_size = t.inflated_size;
+      p.inflated_skip = t.inflated_skip;
+      p.crc32 = t.crc32;
+    } else {
+      uint64_t span = p.count == 0 ? 0 : slice_span + (rows - 1) * strides[0];
+      if (t.shape.empty()) span = 1;
+      p.in_offset = t.offset + (t.shape.empty() ? 0 : r0 * strides[0] * in_size);
+      p.in_length = span * in_size;
+    }
+    p.out_length = p.count * out_size;
+    plan.pieces.push_back(p);
+    plan.data_bytes += p.out_length;
+    r0 += std::max<uint64_t>(rows, 1);
+    if (rows_total == 0) break;
+  }
+}
+
 // What this build can turn into the output's bytes: every DType, and the GGUF block
 // types ggml can dequantize, in little-endian files (gguf-py's big-endian conversion
 // rewrites the scales inside blocks; reading those is not done).
+// The storage a strided or compressed record's elements occupy must lie inside what it
+// stored; parsers promise this, and the planner checks again because a gather trusts it.
+Status check_layout(const TensorRecord& t) {
+  if (t.strides.empty() && !t.deflated) return {};
+  const auto& info = dtype_info(t.dtype);
+  auto bad = [&](const char* why) {
+    return make_error(ErrorCode::parse, "tensor '" + t.name + "': " + why);
+  };
+  if (info.block_elems != 1) return bad("a sub-byte dtype cannot be strided or compressed");
+  if (!t.strides.empty() && t.strides.size() != t.shape.size()) return bad("strides and shape differ in rank");
+  if (t.elements == 0) return {};
+  std::optional<uint64_t> span = 1;  // elements from the first to the last one, inclusive
+  for (size_t d = 0; d < t.strides.size() && span; ++d) {
+    auto step = checked_mul(t.shape[d] - 1, t.strides[d]);
+    span = step ? checked_add(*span, *step) : std::nullopt;
+  }
+  if (t.strides.empty()) span = t.elements;
+  auto bytes = span ? checked_mul(*span, info.block_bytes) : std::nullopt;
+  if (!bytes) return bad("its strides overflow");
+  if (t.deflated) {
+    auto end = checked_add(*bytes, t.inflated_skip);
+    if (!end || *end > t.inflated_size) return bad("its elements run past the end of its compressed entry");
+  } else if (*bytes > t.nbytes) {
+    return bad("its strides reach past its storage");
+  }
+  return {};
+}
+
 Status check_plannable(const Model& model, const TensorRecord& t) {
+  AMN_TRY(check_layout(t));
   if (t.block_type.empty()) return {};
   if (t.ggml_type == kNoGgmlType || !ggml_can_dequantize(t.ggml_type)) {
     return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is stored as " + t.block_type +
@@ -128,7 +223,9 @@ void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> 
   o.nbytes = dtype_nbytes(out, t.elements).value();
   const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
   plan.tensors.push_back(std::move(o));
-  if (t.nbytes > 0) add_pieces(t, index, out, swap_width_for(model, t.dtype), plan);
+  if (t.elements == 0) return;
+  if (needs_gather(t)) add_gather_pieces(t, index, out, swap_width_for(model, t), plan);
+  else if (t.nbytes > 0) add_pieces(t, index, out, swap_width_for(model, t), plan);
 }
 
 }  // namespace

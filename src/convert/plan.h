@@ -20,7 +20,10 @@ namespace amn {
 // (elementwise work is split; a browser tab never holds a whole large tensor).
 inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
 
-enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros };
+// gather: a tensor whose stored bytes are not a plain row-major run (a DEFLATE entry,
+// a strided view, Fortran order): its input range is inflated and/or its elements are
+// gathered into row-major order before the copy or cast.
+enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros, gather };
 
 struct Piece {
   PieceKind kind = PieceKind::copy;
@@ -35,6 +38,13 @@ struct Piece {
   DType from = DType::U8, to = DType::U8;
   uint8_t swap_width = 0;  // byte-swap the input in units of this many bytes first (big-endian data)
   bool swap_block_fields = false;  // big-endian GGUF blocks: swap their f16 fields first
+  // gather only. The input range is a DEFLATE stream when `inflated_size` > 0: it is
+  // inflated (CRC checked) and the element data starts `inflated_skip` bytes in.
+  uint64_t inflated_size = 0;
+  uint64_t inflated_skip = 0;
+  uint32_t crc32 = 0;
+  std::vector<uint64_t> shape;    // the piece's output shape (row-major)
+  std::vector<uint64_t> strides;  // element strides into the input; empty: contiguous
 };
 
 struct Plan {

@@ -37,7 +37,10 @@ uint64_t dequantized_bytes(const Model& model, DType dtype) {
   uint64_t n = 0;
   for (const auto& t : model.tensors) {
     const bool converted = t.ggml_type != kNoGgmlType || (t.block_type.empty() && is_castable_float(t.dtype));
-    n += converted ? t.elements * dtype_info(dtype).block_bytes : t.nbytes;
+    // A compressed or strided record's stored range is not its size once written out.
+    const auto plain = dtype_nbytes(t.dtype, t.elements);
+    const uint64_t kept = t.block_type.empty() && plain ? *plain : t.nbytes;
+    n += converted ? t.elements * dtype_info(dtype).block_bytes : kept;
   }
   return n;
 }
@@ -114,6 +117,12 @@ std::string model_info_json(const Model& model) {
          std::to_string(t.offset - data_start + t.nbytes) + "]";
     o += ", \"nbytes\": " + std::to_string(t.nbytes);
     if (!t.size_known) o += ", \"size_known\": false";
+    if (t.big_endian) o += ", \"big_endian\": true";
+    if (!t.strides.empty()) {
+      o += ", \"strides\": ";
+      append_uint_array(o, t.strides);
+    }
+    if (t.deflated) o += ", \"compressed\": true, \"inflated_size\": " + std::to_string(t.inflated_size);
     o += "}";
   }
   o += model.tensors.empty() ? "],\n" : "\n  ],\n";
