@@ -52,6 +52,33 @@ Status run_gather(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t
   return {};
 }
 
+// Every input range of a scheme piece. Missing ranges are asked for together (one
+// need_bytes round); each is copied out, because reading the next range from a sparse
+// source may coalesce chunks and end the previous view.
+Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out) {
+  std::vector<ByteRange> missing;
+  for (const auto& r : p.inputs) {
+    auto got = files.read(r.file, r.offset, r.length);
+    if (got) continue;
+    if (got.error().code != ErrorCode::need_bytes) return std::move(got).error();
+    missing.insert(missing.end(), got.error().need_bytes.begin(), got.error().need_bytes.end());
+  }
+  if (!missing.empty()) {
+    Error e = make_error(ErrorCode::need_bytes, "piece inputs not yet available");
+    e.need_bytes = std::move(missing);
+    return e;
+  }
+  std::vector<std::vector<uint8_t>> copies(p.inputs.size());
+  std::vector<std::span<const uint8_t>> views(p.inputs.size());
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    AMN_ASSIGN(auto bytes, files.read(p.inputs[k].file, p.inputs[k].offset, p.inputs[k].length));
+    copies[k].assign(bytes.begin(), bytes.end());
+    views[k] = copies[k];
+  }
+  if (p.op >= plan.ops.size() || !plan.ops[p.op]) return make_error(ErrorCode::internal, "a scheme piece without its op");
+  return plan.ops[p.op]->run(views, p.row_begin, p.row_end, p.to, out.data());
+}
+
 }  // namespace
 
 Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out) {
@@ -62,6 +89,7 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
     std::fill(out.begin(), out.end(), uint8_t{0});
     return {};
   }
+  if (p.kind == PieceKind::dequantize_scheme) return run_scheme(plan, p, files, out);
   AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
   if (p.kind == PieceKind::gather) return run_gather(p, in, out);
   std::vector<uint8_t> swapped;  // big-endian input, made little-endian (one piece at most)
@@ -90,6 +118,7 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
       return {};
     case PieceKind::zeros:
     case PieceKind::gather:
+    case PieceKind::dequantize_scheme:
       return {};  // handled above
     case PieceKind::dequantize_ggml: {
       if (p.to == DType::F32) {

@@ -208,6 +208,42 @@ void add_block_copy(const Model& model, const TensorRecord& t, Plan& plan) {
   }
 }
 
+Error logical_error(const LogicalTensor& l) {
+  return make_error(ErrorCode::parse, "tensor '" + l.name + "' (" + l.scheme + "): " + l.error);
+}
+
+// A logical tensor (a quantized weight): pieces of whole rows, each at most
+// kMaxPieceBytes of output, starting on the op's row granularity.
+void add_logical(const LogicalTensor& l, std::optional<DType> to, Plan& plan) {
+  const DType out = to.value_or(l.natural);
+  const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
+  plan.tensors.push_back(TensorSpec{l.name, out, l.shape, l.elements * dtype_info(out).block_bytes});
+  const uint32_t op = static_cast<uint32_t>(plan.ops.size());
+  plan.ops.push_back(l.op);
+  const uint64_t cols = l.shape.empty() ? 1 : l.shape.back();
+  if (cols == 0 || l.elements == 0) return;
+  const uint64_t rows = l.elements / cols;
+  const uint64_t gran = std::max<uint64_t>(1, l.op->row_granularity());
+  // F32 staging may be needed for a cast, so count 4 bytes per element either way.
+  uint64_t per_piece = std::max<uint64_t>(1, kMaxPieceBytes / (cols * 4));
+  per_piece = std::max(gran, per_piece / gran * gran);
+  for (uint64_t r0 = 0; r0 < rows; r0 += per_piece) {
+    Piece p;
+    p.kind = PieceKind::dequantize_scheme;
+    p.tensor = index;
+    p.op = op;
+    p.to = out;
+    p.row_begin = r0;
+    p.row_end = std::min(rows, r0 + per_piece);
+    p.count = (p.row_end - r0) * cols;
+    p.inputs = l.op->inputs(p.row_begin, p.row_end);
+    p.out_length = p.count * dtype_info(out).block_bytes;
+    for (const auto& r : p.inputs) p.in_length += r.length;
+    plan.pieces.push_back(std::move(p));
+    plan.data_bytes += plan.pieces.back().out_length;
+  }
+}
+
 void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan) {
   if (t.ggml_type != kNoGgmlType) {
     const DType out = to.value_or(DType::F32);
@@ -238,10 +274,23 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   Plan plan;
   plan.metadata = model.metadata;
   const bool gguf = options.to == OutputFormat::gguf;
-  for (const auto& t : model.tensors) {
+  // A quantized model's passthrough tensors keep their dtype unless cast_all says otherwise.
+  const std::optional<DType> passthrough = model.logical.empty() || options.cast_all ? options.dtype : std::nullopt;
+  std::vector<bool> emitted(model.logical.size(), false);
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const auto& t = model.tensors[i];
+    if (model.is_consumed(i) && !model.is_part(i)) continue;  // an activation scale
+    if (model.is_part(i)) {
+      // A logical tensor takes the place of its first part in the file.
+      const auto l = static_cast<size_t>(model.part_of[i]);
+      if (!model.logical[l].error.empty()) return logical_error(model.logical[l]);
+      if (!emitted[l]) add_logical(model.logical[l], options.dtype, plan);
+      emitted[l] = true;
+      continue;
+    }
     AMN_TRY(check_plannable(model, t));
     if (gguf && !options.dtype && t.ggml_type != kNoGgmlType) add_block_copy(model, t, plan);
-    else add_tensor(model, t, options.dtype, plan);
+    else add_tensor(model, t, passthrough, plan);
   }
   if (gguf) {
     AMN_TRY(finish_gguf_plan(model, options, plan));
@@ -252,6 +301,13 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
 }
 
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
+  for (const auto& l : model.logical) {
+    if (l.name != name) continue;
+    if (!l.error.empty()) return logical_error(l);
+    Plan plan;
+    add_logical(l, to, plan);
+    return plan;
+  }
   const TensorRecord* t = model.find(name);
   if (!t) return make_error(ErrorCode::not_found, "no tensor named '" + std::string(name) + "'");
   AMN_TRY(check_plannable(model, *t));

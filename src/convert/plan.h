@@ -4,6 +4,7 @@
 // pieces in order and concatenating their outputs after the header gives the file.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "formats/gguf/parse.h"
+#include "schemes/scheme.h"
 
 namespace amn {
 
@@ -23,7 +25,9 @@ inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
 // gather: a tensor whose stored bytes are not a plain row-major run (a DEFLATE entry,
 // a strided view, Fortran order): its input range is inflated and/or its elements are
 // gathered into row-major order before the copy or cast.
-enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros, gather };
+// dequantize_scheme: rows of a logical tensor (a quantized weight and its companions),
+// produced by its SchemeOp from several input ranges.
+enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros, gather, dequantize_scheme };
 
 struct Piece {
   PieceKind kind = PieceKind::copy;
@@ -45,6 +49,10 @@ struct Piece {
   uint32_t crc32 = 0;
   std::vector<uint64_t> shape;    // the piece's output shape (row-major)
   std::vector<uint64_t> strides;  // element strides into the input; empty: contiguous
+  // dequantize_scheme only: Plan::ops[op] writes rows [row_begin, row_end) from `inputs`.
+  uint32_t op = 0;
+  uint64_t row_begin = 0, row_end = 0;
+  std::vector<ByteRange> inputs;
 };
 
 struct Plan {
@@ -52,6 +60,7 @@ struct Plan {
   std::vector<TensorSpec> tensors;
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<Piece> pieces;
+  std::vector<std::shared_ptr<const SchemeOp>> ops;  // for dequantize_scheme pieces
   uint64_t data_bytes = 0;  // sum of piece outputs
   uint64_t output_bytes() const { return header.size() + data_bytes; }
 };
@@ -67,6 +76,10 @@ struct ConvertOptions {
   std::optional<DType> dtype;
   // GGUF output: KVs that replace or extend the source GGUF's (kv_input.h parses them).
   std::vector<std::pair<std::string, GgufValue>> gguf_kv;
+  // A quantized model's other tensors (norms, embeddings) keep their dtype unless this is
+  // set; `dtype` applies to its logical tensors. Models with no logical tensors cast every
+  // float to `dtype` as before.
+  bool cast_all = false;
 };
 
 Result<Plan> plan_convert(const Model& model, const ConvertOptions& options);
@@ -77,7 +90,8 @@ inline ConvertOptions cast_options(std::optional<DType> dtype) {
   return o;
 }
 
-// One tensor's bytes, cast to `to` when given and the tensor is a castable float.
+// One tensor's bytes, cast to `to` when given and the tensor is a castable float. A
+// logical tensor's name gives its dequantized values (to: default its natural dtype).
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to);
 
 }  // namespace amn

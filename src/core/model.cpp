@@ -4,7 +4,10 @@ namespace amn {
 
 uint64_t Model::parameter_count() const {
   uint64_t n = 0;
-  for (const auto& t : tensors) n += t.elements;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!is_consumed(i)) n += tensors[i].elements;
+  }
+  for (const auto& l : logical) n += l.elements;
   return n;
 }
 

@@ -58,6 +58,27 @@ struct TensorSpec {
   uint32_t ggml_type = kNoGgmlType;  // a GGUF block type copied through (GGUF output only)
 };
 
+class SchemeOp;  // schemes/scheme.h: how one quantized weight is read and dequantized
+
+// What a user means by a quantized weight: e.g. a GPTQ group (qweight, qzeros, scales,
+// g_idx) is one logical tensor "<base>.weight". Its parts are records of the model that
+// convert consumes instead of copying.
+struct LogicalTensor {
+  std::string name;
+  std::string scheme;                // "fp8", "gptq", "awq", "bnb-nf4", ... (docs/formats/quantized)
+  std::string variant;               // the parameters in words: "e4m3, 128x128 blocks, F32 scale_inv"
+  std::vector<uint64_t> shape;       // [out_features, in_features] (nn.Linear), or [experts, out, in]
+  uint64_t elements = 0;
+  DType natural = DType::F32;        // what the producer's own dequantizer returns
+  uint64_t stored_bytes = 0;         // all parts together
+  std::vector<std::pair<std::string, uint32_t>> parts;  // role ("qweight", "scales", ...) -> record
+  std::shared_ptr<const SchemeOp> op;
+  // Set when the parts do not add up (a missing companion, a scale grid that fits no
+  // layout): inspect shows it, converting this tensor fails with it.
+  std::string error;
+  double bits_per_weight() const { return elements ? 8.0 * static_cast<double>(stored_bytes) / static_cast<double>(elements) : 0; }
+};
+
 struct ModelFile {
   std::string name;
   uint64_t size = 0;
@@ -86,7 +107,18 @@ struct Model {
   std::string details_json;
   std::vector<std::pair<std::string, std::string>> details_text;
   std::shared_ptr<const FormatState> format_state;
+  // Quantized weights found by scheme detection (schemes/detect.h), and for every record
+  // the logical tensor it is a part of (-1: none). Empty when nothing is quantized.
+  std::vector<LogicalTensor> logical;
+  std::vector<int32_t> part_of;
+  static constexpr int32_t kNotPart = -1;
+  // A companion consumed without output of its own (an FP8 layer's k_scale / v_scale).
+  static constexpr int32_t kConsumedCompanion = -2;
 
+  bool is_part(size_t record) const { return record < part_of.size() && part_of[record] >= 0; }
+  bool is_consumed(size_t record) const { return record < part_of.size() && part_of[record] != kNotPart; }
+  // Parameters as a user counts them: a quantized weight's elements once, its scales,
+  // zeros, g_idx and maps not at all.
   uint64_t parameter_count() const;
   uint64_t tensor_bytes() const;
   const TensorRecord* find(std::string_view name) const;

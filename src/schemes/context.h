@@ -1,0 +1,44 @@
+// What every family's detector works from: the records by name, the parsed config, and
+// the claims made so far (a record belongs to at most one logical tensor).
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "core/model.h"
+#include "schemes/scheme.h"
+
+namespace amn {
+
+class SchemeContext {
+ public:
+  explicit SchemeContext(Model& model);
+  const Model& model() const { return model_; }
+  // config.json's "quantization_config" object (or the MLX "quantization"), if any.
+  std::optional<simdjson::dom::object> quantization_config() const { return qconfig_; }
+  std::optional<simdjson::dom::object> config() const { return config_; }
+  // An unclaimed record by exact name.
+  std::optional<uint32_t> find(std::string_view name) const;
+  bool claimed(uint32_t record) const { return model_.is_consumed(record); }
+  // Adds a logical tensor made of `l.parts`; its stored_bytes is summed here.
+  void claim(LogicalTensor l);
+  // Marks a record consumed without output.
+  void consume(uint32_t record) { model_.part_of[record] = Model::kConsumedCompanion; }
+  // A record as a byte range (for SchemeOp::inputs).
+  ByteRange range(uint32_t record) const;
+
+ private:
+  Model& model_;
+  simdjson::dom::parser parser_;
+  std::optional<simdjson::dom::object> config_, qconfig_;
+  std::map<std::string_view, uint32_t> by_name_;
+};
+
+// Families, in the order they run (more specific layouts first).
+Status detect_fp8(SchemeContext& ctx);
+
+}  // namespace amn

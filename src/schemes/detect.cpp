@@ -1,0 +1,52 @@
+#include "schemes/detect.h"
+
+#include "schemes/context.h"
+
+namespace amn {
+
+SchemeContext::SchemeContext(Model& model) : model_(model) {
+  model_.part_of.assign(model_.tensors.size(), Model::kNotPart);
+  for (uint32_t i = 0; i < model_.tensors.size(); ++i) by_name_.emplace(model_.tensors[i].name, i);
+  if (model_.config_json.empty()) return;
+  simdjson::dom::element root;
+  if (parser_.parse(model_.config_json).get(root) != simdjson::SUCCESS) return;
+  simdjson::dom::object obj;
+  if (root.get_object().get(obj) != simdjson::SUCCESS) return;
+  config_ = obj;
+  simdjson::dom::object q;
+  if (obj["quantization_config"].get_object().get(q) == simdjson::SUCCESS) qconfig_ = q;
+  else if (obj["quantization"].get_object().get(q) == simdjson::SUCCESS) qconfig_ = q;
+}
+
+std::optional<uint32_t> SchemeContext::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end() || claimed(it->second)) return std::nullopt;
+  return it->second;
+}
+
+void SchemeContext::claim(LogicalTensor l) {
+  const auto index = static_cast<int32_t>(model_.logical.size());
+  l.stored_bytes = 0;
+  for (const auto& [role, record] : l.parts) {
+    model_.part_of[record] = index;
+    l.stored_bytes += model_.tensors[record].nbytes;
+  }
+  l.elements = 1;
+  for (auto d : l.shape) l.elements *= d;
+  model_.logical.push_back(std::move(l));
+}
+
+ByteRange SchemeContext::range(uint32_t record) const {
+  const auto& t = model_.tensors[record];
+  return ByteRange{t.file, t.offset, t.nbytes};
+}
+
+Status detect_schemes(Model& model) {
+  if (model.format != "safetensors") return {};
+  SchemeContext ctx(model);
+  AMN_TRY(detect_fp8(ctx));
+  if (model.logical.empty()) model.part_of.clear();
+  return {};
+}
+
+}  // namespace amn
