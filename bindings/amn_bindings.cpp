@@ -139,6 +139,10 @@ class Session {
           return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "dtype must be bf16, f16 or f32"));
         }
         options.dtype = amn::float_target_from_name(d);
+      } else if (kv.key == "cast_all" && !kv.value.is_null()) {
+        if (kv.value.get_bool().get(options.cast_all)) {
+          return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "cast_all must be true or false"));
+        }
       } else if (kv.key == "gguf_metadata" && !kv.value.is_null()) {
         // The same shapes `--gguf-metadata file.json` takes (formats/gguf/kv_input.h).
         std::string_view text;  // JSON text (a file's contents), or the object itself

@@ -87,6 +87,34 @@ export interface TensorInfo {
   /** As in the safetensors header (relative to the data section). */
   data_offsets: [number, number];
   nbytes: number;
+  /** Elements stored big-endian (NPY '>', a big-endian torch archive); written little-endian. */
+  big_endian?: true;
+  /** Element strides of a view (torch) or Fortran-order array (NumPy); written row-major. */
+  strides?: number[];
+  /** A DEFLATE-compressed .npz entry; offset/nbytes are the compressed bytes. */
+  compressed?: true;
+  inflated_size?: number;
+  /** The quantized weight this record is a part of (null: an activation scale, consumed). */
+  part_of?: string | null;
+  role?: string;
+}
+
+/** A quantized weight as a user means it: its parts are consumed on conversion. */
+export interface LogicalTensorInfo {
+  name: string;
+  scheme: string;
+  variant: string;
+  /** [out_features, in_features] (nn.Linear), or [experts, out, in]. */
+  shape: number[];
+  parameters: number;
+  /** What the producer's own dequantizer returns. */
+  dtype: DType;
+  stored_bytes: number;
+  bits_per_weight: number;
+  /** role -> record name */
+  parts: Record<string, string>;
+  /** The parts do not add up; converting this weight fails with this message. */
+  error?: string;
 }
 
 export interface DTypeShare {
@@ -108,6 +136,11 @@ export interface ModelInfo {
   /** Problems that did not stop parsing (e.g. an unreadable config.json). */
   warnings: string[];
   tensors: TensorInfo[];
+  /** Quantized weights found by scheme detection (empty when none). */
+  logical: LogicalTensorInfo[];
+  /** Format-specific facts (GGUF header, pickle verdict, ...), or null. */
+  details: Record<string, unknown> | null;
+  /** Quantization-aware: a quantized weight counts its logical elements once. */
   parameters: number;
   total_bytes: number;
   file_bytes: number;
@@ -150,10 +183,17 @@ export interface NodeWritableLike {
 export type Sink = WritableStream<Uint8Array> | string | URL | NodeWritableLike;
 
 export interface ConvertOptions {
-  /** Output format; only 'safetensors'. */
-  to?: 'safetensors';
-  /** Cast floating tensors to this type; omitted keeps every dtype. */
+  /** Output format (default 'safetensors'). */
+  to?: 'safetensors' | 'gguf';
+  /** Cast floating tensors and dequantize quantized weights to this type; omitted keeps
+   *  every dtype (quantized weights: the producer's own dequantized dtype). */
   dtype?: FloatTarget | null;
+  /** Quantized models: cast the unquantized tensors (norms, embeddings) to `dtype` too. */
+  castAll?: boolean;
+  /** GGUF output: CLI-style "key[:TYPE]=value" strings, applied after ggufMetadata. */
+  ggufKv?: string[];
+  /** GGUF output: {key: value | {type, value}}, or that object as JSON text. */
+  ggufMetadata?: Record<string, unknown> | string;
   /** Node path sinks: replace an existing file (otherwise AmnError 'exists'). */
   overwrite?: boolean;
   onProgress?: (progress: Progress) => void;

@@ -43,6 +43,7 @@ const VERBS = {
     options: {
       '-o': { key: 'output', value: true }, '--output': { key: 'output', value: true },
       '--to': { key: 'dtype', value: true, choices: DTYPES },
+      '--cast-all': { key: 'castAll' },
       '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
   },
@@ -52,6 +53,7 @@ const VERBS = {
       '--dtype': { key: 'dtype', value: true, choices: DTYPES },
       '--gguf-kv': { key: 'ggufKv', value: true, repeat: true },
       '--gguf-metadata': { key: 'ggufMetadataFile', value: true },
+      '--cast-all': { key: 'castAll' },
       '-o': { key: 'output', value: true }, '--output': { key: 'output', value: true },
       '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
@@ -212,7 +214,7 @@ async function runConvert(args) {
       }
       result = await model.convert({
         to: args.format || 'safetensors', ggufKv: args.ggufKv, ggufMetadata,
-        dtype: args.dtype, sink: target, overwrite: Boolean(args.force),
+        dtype: args.dtype, castAll: Boolean(args.castAll), sink: target, overwrite: Boolean(args.force),
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });
     } catch (err) {

@@ -76,7 +76,7 @@ export class Model {
   }
 
   /** Writes the whole model as safetensors (optionally cast) to `sink`, streaming. */
-  async convert({ to = 'safetensors', dtype, ggufKv, ggufMetadata, sink, overwrite = false, onProgress, signal } = {}) {
+  async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false, onProgress, signal } = {}) {
     if (to !== 'safetensors' && to !== 'gguf') throw new AmnError('unsupported', `convert(): cannot write "${to}" (safetensors or gguf)`);
     const target = checkTarget(dtype, 'convert()') || null;
     return this.#exclusive(async () => {
@@ -89,7 +89,7 @@ export class Model {
         // GGUF KVs: `ggufKv` as CLI-style "key[:TYPE]=value" strings, `ggufMetadata` as an
         // object of {key: value | {type, value}} (the info JSON's details.kv shape).
         check(this.#session.planConvert(JSON.stringify({
-          to, dtype: target, gguf_kv: ggufKv ?? null,
+          to, dtype: target, cast_all: Boolean(castAll), gguf_kv: ggufKv ?? null,
           gguf_metadata: ggufMetadata ?? null,  // an object, or JSON text the core parses
         })));
         const plan = JSON.parse(this.#session.planInfo());

@@ -40,6 +40,7 @@ struct ConvertRequest {
   std::string path, output, dtype;
   bool force = false;
   bool quiet = false;
+  bool cast_all = false;                     // --cast-all: a quantized model's other tensors too
   std::string format = "safetensors";        // convert --to
   std::vector<std::string> gguf_kv;          // --gguf-kv key[:TYPE]=value
   std::string gguf_metadata;                 // --gguf-metadata file.json
@@ -65,6 +66,7 @@ amn::Result<std::string> read_text_file(const std::string& path) {
 
 int run_convert(const ConvertRequest& req, const char* label) {
   amn::ConvertOptions options;
+  options.cast_all = req.cast_all;
   if (!req.dtype.empty()) {
     options.dtype = amn::float_target_from_name(req.dtype);
     if (!options.dtype) return fail(amn::make_error(amn::ErrorCode::invalid_argument, "unknown dtype '" + req.dtype + "' (bf16, f16 or f32)"));
@@ -126,8 +128,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("amn ") + AMN_VERSION + " (kernels: " +
                                         std::string(amn::active_impl_name()) + ")");
   app.require_subcommand(1, 1);
-  app.footer("Formats: safetensors (single, sharded folder or *.index.json), GGUF (single or split),\n"
-             "ollama:<model>[:<tag>].\nDocs: docs/cli.md");
+  app.footer("Formats: safetensors (single, sharded folder or *.index.json; FP8 and other quantized\n"
+             "weights are detected), GGUF (single or split), ollama:<model>[:<tag>],\n"
+             "NumPy .npy/.npz, PyTorch .pth/.pt/.bin (a pickle VM that never executes).\nDocs: docs/cli.md");
 
   std::string path;
   bool json = false;
@@ -147,6 +150,8 @@ int main(int argc, char** argv) {
   remember->add_option("PATH", remember_req.path, "model file, folder or *.index.json")->required();
   remember->add_option("-o,--output", remember_req.output, "output file (default: <stem>-<dtype>.safetensors beside the input)");
   remember->add_option("--to", remember_req.dtype, "target dtype")->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  remember->add_flag("--cast-all", remember_req.cast_all,
+                     "quantized models: cast the unquantized tensors (norms, embeddings) to --to as well");
   remember->add_flag("--force", remember_req.force, "replace an existing output file");
   remember->add_flag("-q,--quiet", remember_req.quiet, "print nothing on success");
 
@@ -159,6 +164,8 @@ int main(int argc, char** argv) {
   convert->add_option("--dtype", convert_req.dtype, "cast floating tensors to this dtype (default: keep)")
       ->check(CLI::IsMember({"bf16", "f16", "f32"}));
   convert->add_option("-o,--output", convert_req.output, "output file (default: <stem>-<dtype|converted>.<format>)");
+  convert->add_flag("--cast-all", convert_req.cast_all,
+                    "quantized models: cast the unquantized tensors (norms, embeddings) to --dtype as well");
   convert->add_flag("--force", convert_req.force, "replace an existing output file");
   convert->add_flag("-q,--quiet", convert_req.quiet, "print nothing on success");
 

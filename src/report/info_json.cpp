@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "core/json.h"
@@ -35,7 +36,15 @@ std::vector<DTypeRow> dtype_histogram(const Model& model) {
 
 uint64_t dequantized_bytes(const Model& model, DType dtype) {
   uint64_t n = 0;
-  for (const auto& t : model.tensors) {
+  for (const auto& l : model.logical) n += l.elements * dtype_info(dtype).block_bytes;
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const auto& t = model.tensors[i];
+    if (model.is_consumed(i)) continue;
+    // A quantized model's passthrough tensors keep their dtype (the planner's rule).
+    if (!model.logical.empty() && t.block_type.empty()) {
+      n += t.nbytes;
+      continue;
+    }
     const bool converted = t.ggml_type != kNoGgmlType || (t.block_type.empty() && is_castable_float(t.dtype));
     // A compressed or strided record's stored range is not its size once written out.
     const auto plain = dtype_nbytes(t.dtype, t.elements);
@@ -123,9 +132,56 @@ std::string model_info_json(const Model& model) {
       append_uint_array(o, t.strides);
     }
     if (t.deflated) o += ", \"compressed\": true, \"inflated_size\": " + std::to_string(t.inflated_size);
+    if (model.is_part(i)) {
+      const auto& l = model.logical[static_cast<size_t>(model.part_of[i])];
+      o += ", \"part_of\": ";
+      append_json_string(o, l.name);
+      for (const auto& [role, record] : l.parts) {
+        if (record != i) continue;
+        o += ", \"role\": ";
+        append_json_string(o, role);
+      }
+    } else if (model.is_consumed(i)) {
+      o += ", \"part_of\": null, \"role\": \"activation_scale\"";
+    }
     o += "}";
   }
   o += model.tensors.empty() ? "],\n" : "\n  ],\n";
+  key("logical");
+  o += "[";
+  for (size_t i = 0; i < model.logical.size(); ++i) {
+    const auto& l = model.logical[i];
+    o += i ? ",\n    {" : "\n    {";
+    o += "\"name\": ";
+    append_json_string(o, l.name);
+    o += ", \"scheme\": ";
+    append_json_string(o, l.scheme);
+    o += ", \"variant\": ";
+    append_json_string(o, l.variant);
+    o += ", \"shape\": ";
+    append_uint_array(o, l.shape);
+    o += ", \"parameters\": " + std::to_string(l.elements);
+    o += ", \"dtype\": ";
+    append_json_string(o, dtype_name(l.natural));
+    o += ", \"stored_bytes\": " + std::to_string(l.stored_bytes);
+    char bpw[32];
+    std::snprintf(bpw, sizeof bpw, "%.4g", l.bits_per_weight());
+    o += ", \"bits_per_weight\": " + std::string(bpw);
+    o += ", \"parts\": {";
+    for (size_t k = 0; k < l.parts.size(); ++k) {
+      if (k) o += ", ";
+      append_json_string(o, l.parts[k].first);
+      o += ": ";
+      append_json_string(o, model.tensors[l.parts[k].second].name);
+    }
+    o += "}";
+    if (!l.error.empty()) {
+      o += ", \"error\": ";
+      append_json_string(o, l.error);
+    }
+    o += "}";
+  }
+  o += model.logical.empty() ? "],\n" : "\n  ],\n";
   uint64_t file_bytes = 0;
   for (const auto& f : model.files) file_bytes += f.size;
   key("parameters");

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "report/report.h"
@@ -126,9 +127,50 @@ std::string render_inspect(const Model& model) {
   }
   out += dtypes.render();
 
+  if (!model.logical.empty()) {
+    // What quantization took: per scheme, how many weights, their stored and remembered sizes.
+    out += "\n";
+    Table schemes({"scheme", "weights", "parameters", "stored", "bits/weight", "as bf16"}, {false, true, true, true, true, true});
+    std::vector<std::string> order;
+    for (const auto& l : model.logical) {
+      if (std::find(order.begin(), order.end(), l.scheme) == order.end()) order.push_back(l.scheme);
+    }
+    for (const auto& s : order) {
+      uint64_t count = 0, params = 0, stored = 0;
+      for (const auto& l : model.logical) {
+        if (l.scheme != s) continue;
+        ++count;
+        params += l.elements;
+        stored += l.stored_bytes;
+      }
+      char bpw[32];
+      std::snprintf(bpw, sizeof bpw, "%.2f", params ? 8.0 * static_cast<double>(stored) / static_cast<double>(params) : 0.0);
+      schemes.add({s, grouped(count), grouped(params), human_bytes(stored), bpw, human_bytes(params * 2)});
+    }
+    out += schemes.render();
+    for (const auto& l : model.logical) {
+      if (!l.error.empty()) out += "error: " + l.name + " (" + l.scheme + "): " + l.error + "\n";
+    }
+  }
+
   out += "\n";
+  // Quantized weights appear once, as what they encode, where their first part is stored.
   Table tensors({"name", "dtype", "shape", "parameters", "size"}, {false, false, false, true, true});
-  for (const auto& t : model.tensors) {
+  std::vector<bool> shown(model.logical.size(), false);
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const auto& t = model.tensors[i];
+    if (model.is_part(i)) {
+      const auto li = static_cast<size_t>(model.part_of[i]);
+      if (shown[li]) continue;
+      shown[li] = true;
+      const auto& l = model.logical[li];
+      char bpw[32];
+      std::snprintf(bpw, sizeof bpw, "%.2f", l.bits_per_weight());
+      tensors.add({l.name, l.scheme + " (" + l.variant + ", " + bpw + " bits/weight)", shape_text(l.shape),
+                   grouped(l.elements), human_bytes(l.stored_bytes)});
+      continue;
+    }
+    if (model.is_consumed(i)) continue;
     tensors.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), grouped(t.elements),
                  t.size_known ? human_bytes(t.nbytes) : std::string("?")});
   }
@@ -145,11 +187,34 @@ std::string render_parse(const Model& model) {
   }
   out += files.render();
   out += "\n";
-  Table records({"name", "dtype", "shape", "file", "offset", "end", "bytes"},
-                {false, false, false, true, true, true, true});
-  for (const auto& t : model.tensors) {
-    records.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), std::to_string(t.file),
+  if (model.logical.empty()) {
+    Table records({"name", "dtype", "shape", "file", "offset", "end", "bytes"},
+                  {false, false, false, true, true, true, true});
+    for (const auto& t : model.tensors) {
+      records.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), std::to_string(t.file),
+                   std::to_string(t.offset), std::to_string(t.offset + t.nbytes), std::to_string(t.nbytes)});
+    }
+    out += records.render();
+    return out;
+  }
+  // A quantized model: records grouped by the weight they are a part of, with their role.
+  Table records({"name", "role", "dtype", "shape", "file", "offset", "end", "bytes"},
+                {false, false, false, false, true, true, true, true});
+  auto add = [&](const TensorRecord& t, std::string role) {
+    records.add({t.name, std::move(role), std::string(stored_type_name(t)), shape_text(t.shape), std::to_string(t.file),
                  std::to_string(t.offset), std::to_string(t.offset + t.nbytes), std::to_string(t.nbytes)});
+  };
+  std::vector<bool> shown(model.logical.size(), false);
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    if (model.is_part(i)) {
+      const auto li = static_cast<size_t>(model.part_of[i]);
+      if (shown[li]) continue;
+      shown[li] = true;
+      const auto& l = model.logical[li];
+      for (const auto& [role, r] : l.parts) add(model.tensors[r], l.scheme + " " + role + " of " + l.name);
+      continue;
+    }
+    add(model.tensors[i], model.is_consumed(i) ? "activation scale (consumed)" : "tensor");
   }
   out += records.render();
   return out;

@@ -38,7 +38,13 @@ class SchemeContext {
   std::map<std::string_view, uint32_t> by_name_;
 };
 
-// Families, in the order they run (more specific layouts first).
-Status detect_fp8(SchemeContext& ctx);
+// Families, in the order they run (more specific layouts first); one file each.
+Status detect_fp4(SchemeContext& ctx);                // fp4.cpp: MXFP4 (gpt-oss), NVFP4 (ModelOpt, compressed-tensors)
+Status detect_bnb(SchemeContext& ctx);                // bnb.cpp: bitsandbytes NF4 / FP4 / INT8
+Status detect_gptq(SchemeContext& ctx);               // gptq.cpp
+Status detect_awq(SchemeContext& ctx);                // awq.cpp
+Status detect_compressed_tensors(SchemeContext& ctx); // compressed_tensors.cpp: pack- / naive-quantized ints
+Status detect_mlx(SchemeContext& ctx);                // mlx.cpp
+Status detect_fp8(SchemeContext& ctx);                // fp8.cpp
 
 }  // namespace amn

@@ -44,6 +44,12 @@ ByteRange SchemeContext::range(uint32_t record) const {
 Status detect_schemes(Model& model) {
   if (model.format != "safetensors") return {};
   SchemeContext ctx(model);
+  AMN_TRY(detect_fp4(ctx));
+  AMN_TRY(detect_bnb(ctx));
+  AMN_TRY(detect_gptq(ctx));
+  AMN_TRY(detect_awq(ctx));
+  AMN_TRY(detect_compressed_tensors(ctx));
+  AMN_TRY(detect_mlx(ctx));
   AMN_TRY(detect_fp8(ctx));
   if (model.logical.empty()) model.part_of.clear();
   return {};

@@ -1,0 +1,9 @@
+// Not yet detected: a placeholder so the family list in context.h links. Replaced by the
+// family's detector (see fp8.cpp for the pattern).
+#include "schemes/context.h"
+
+namespace amn {
+
+Status detect_bnb(SchemeContext&) { return {}; }
+
+}  // namespace amn
