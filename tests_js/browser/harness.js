@@ -87,7 +87,7 @@ export async function settled(page) {
 export function tableRows(page) {
   return page.$$eval('#tensor-body tr.tensor-row', (rows) => rows.map((tr) => {
     const cells = [...tr.children].map((c) => c.textContent);
-    return { name: tr.dataset.name, dtype: cells[1], shape: cells[2], parameters: cells[3], bytes: cells[4] };
+    return { name: tr.dataset.name, dtype: cells[1], scheme: cells[2], shape: cells[3], parameters: cells[4], bytes: cells[5] };
   }));
 }
 

@@ -7,6 +7,7 @@ import { CoreClient } from './core-client.js';
 import { entriesFromDrop, filesFromDrop, filesFromFolderInput } from './files.js';
 import { formatBytes, formatInteger } from './format.js';
 import { renderSummary } from './summary.js';
+import { displayTensors } from './tensors.js';
 import { TensorTable, rowButton } from './tensor-table.js';
 import { TensorView } from './tensor-view.js';
 
@@ -146,7 +147,7 @@ function showModel(info) {
   renderSummary(ui.summary, info);
   ui.convertResult.hidden = true;
   ui.modelView.hidden = false;
-  table.setTensors(info.tensors);
+  table.setTensors(displayTensors(info));
 }
 
 ui.fileInput.addEventListener('change', () => {

@@ -22,6 +22,7 @@ export function renderSummary(container, info) {
     ['Tensor bytes', formatBytes(info.total_bytes), `${formatInteger(info.total_bytes)} bytes`],
   ];
   const parts = [definitionList(facts, 'facts')];
+  if (info.logical?.length > 0) parts.push(quantizationSummary(info));
   parts.push(dtypeHistogram(info));
   if (info.files.length > 1) parts.push(fileList(info.files));
   const metadata = Object.entries(info.metadata ?? {});
@@ -77,6 +78,39 @@ function dtypeHistogram(info) {
   }
   table.append(body);
   return section('Dtypes', table);
+}
+
+// What quantization took: per scheme, the weights it holds, their stored size and bits
+// per weight, and what they become when remembered.
+function quantizationSummary(info) {
+  const schemes = new Map();
+  for (const l of info.logical) {
+    const s = schemes.get(l.scheme) ?? { weights: 0, parameters: 0, stored: 0, variants: new Set(), errors: 0 };
+    s.weights += 1;
+    s.parameters += l.parameters;
+    s.stored += l.stored_bytes;
+    s.variants.add(l.variant);
+    if (l.error) s.errors += 1;
+    schemes.set(l.scheme, s);
+  }
+  const table = el('table', { className: 'dtype-table quant-table' });
+  table.append(el('caption', { className: 'visually-hidden', textContent: 'Quantized weights by scheme' }));
+  table.append(el('thead', {}, el('tr', {},
+    ...['Scheme', 'Weights', 'Parameters', 'Stored', 'Bits/weight', 'As BF16'].map((h, i) =>
+      el('th', { scope: 'col', className: i ? 'num' : '', textContent: h })))));
+  const body = el('tbody');
+  for (const [scheme, s] of schemes) {
+    const bpw = s.parameters > 0 ? (8 * s.stored / s.parameters).toFixed(2) : '—';
+    body.append(el('tr', { className: 'quant-row' },
+      el('th', { scope: 'row', textContent: scheme, title: [...s.variants].join('\n') }),
+      el('td', { className: 'num', textContent: formatInteger(s.weights) + (s.errors ? ` (${s.errors} unreadable)` : '') }),
+      el('td', { className: 'num', textContent: formatCount(s.parameters), title: formatInteger(s.parameters) }),
+      el('td', { className: 'num', textContent: formatBytes(s.stored), title: `${formatInteger(s.stored)} bytes` }),
+      el('td', { className: 'num', textContent: bpw }),
+      el('td', { className: 'num', textContent: formatBytes(s.parameters * 2) })));
+  }
+  table.append(body);
+  return section('Quantization', table);
 }
 
 function fileList(files) {

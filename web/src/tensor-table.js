@@ -12,6 +12,7 @@ const DEFAULT_ROW_HEIGHT = 29; // px; replaced by the measured height after the 
 const COMPARE = {
   name: (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   dtype: (a, b) => (a.dtype < b.dtype ? -1 : a.dtype > b.dtype ? 1 : 0),
+  scheme: (a, b) => (a.scheme < b.scheme ? -1 : a.scheme > b.scheme ? 1 : 0),
   shape: compareShapes,
   parameters: (a, b) => a.parameters - b.parameters,
   nbytes: (a, b) => a.nbytes - b.nbytes,
@@ -86,7 +87,7 @@ export class TensorTable {
     for (let i = 0; i < this.tensors.length; i += 1) {
       const t = this.tensors[i];
       if (terms.length > 0) {
-        const haystack = `${t.name} ${t.dtype}`.toLowerCase();
+        const haystack = `${t.name} ${t.dtype} ${t.scheme}`.toLowerCase();
         if (!terms.every((term) => haystack.includes(term))) continue;
       }
       view.push(i);
@@ -159,6 +160,9 @@ export class TensorTable {
     tr.append(
       name,
       cell(t.dtype),
+      t.scheme
+        ? cell(`${t.scheme} · ${t.bitsPerWeight.toFixed(2)} bits`, 'scheme', `${t.scheme}: ${t.variant}`)
+        : cell('—', 'muted'),
       cell(formatShape(t.shape), '', JSON.stringify(t.shape)),
       cell(formatInteger(t.parameters), 'num'),
       cell(formatBytes(t.nbytes), 'num', `${formatInteger(t.nbytes)} bytes`),
@@ -189,7 +193,7 @@ function spacerRow(height) {
   tr.setAttribute('aria-hidden', 'true');
   tr.style.height = `${height}px`;
   const td = document.createElement('td');
-  td.colSpan = 5;
+  td.colSpan = 6;
   tr.append(td);
   return tr;
 }

@@ -97,6 +97,11 @@ export class TensorView {
       fact('Shape', formatShape(tensor.shape), JSON.stringify(tensor.shape)),
       fact('Elements', formatInteger(tensor.parameters)),
     ];
+    if (tensor.scheme) {
+      facts.push(fact('Scheme', `${tensor.scheme} (${tensor.variant})`, `${tensor.bitsPerWeight.toFixed(3)} bits per weight`));
+      facts.push(fact('Parts', Object.entries(tensor.parts).map(([role, name]) => `${role}: ${name}`).join(', ')));
+      facts.push(fact('Producer returns', tensor.naturalDtype));
+    }
     if (summary) {
       const as = summary.kind === 'raw' ? 'stored bytes' : summary.dtype;
       facts.push(fact('Values read as', as, summary.kind === 'float' && summary.dtype !== tensor.dtype ? 'dequantized by the core' : ''));

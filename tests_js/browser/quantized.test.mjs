@@ -1,0 +1,116 @@
+// Quantized safetensors in Debian's chromium: the page finds the quantized weights (the
+// scheme column, the Quantization summary), shows a dequantized weight's values, and
+// converts to the bytes the producers' own dequantizers wrote
+// (fixtures/quantized/<family>/<variant>.expected.safetensors).
+//   node --test tests_js/browser/
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FIXTURES, tempDir } from '../support/helpers.js';
+import { parseSafetensors, settled, startHarness, tableRows } from './harness.js';
+
+const QUANT = join(FIXTURES, 'quantized');
+// [family folder, variant, scheme as the page names it]
+const CASES = [
+  ['fp8', 'block_e4m3', 'fp8'],
+  ['fp8', 'channel_e4m3_ct', 'fp8'],
+  ['bnb', 'nf4', 'bnb-nf4'],
+  ['gptq', 'gptq_4bit', 'gptq'],
+];
+
+let harness;
+before(async () => { harness = await startHarness(); });
+after(async () => { await harness?.close(); });
+
+async function withPage(t, fn) {
+  const { page, problems } = await harness.newPage();
+  t.after(() => page.close());
+  await fn(page);
+  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
+}
+
+// The model and its config.json, picked together as a user picks a folder's files.
+async function pick(page, family, variant) {
+  const dir = join(QUANT, family);
+  const files = [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(join(dir, `${variant}.safetensors`)) }];
+  const config = join(dir, `${variant}.config.json`);
+  if (existsSync(config)) files.push({ name: 'config.json', mimeType: 'application/json', buffer: await readFile(config) });
+  await page.setInputFiles('#file-input', files);
+  assert.equal(await settled(page), 'model');
+}
+
+// Values of a safetensors tensor as the page prints them (String of the f32 number).
+function values(dtype, bytes, count) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const f32 = new Float32Array(1);
+  const u32 = new Uint32Array(f32.buffer);
+  const half = (h) => {
+    const s = h & 0x8000 ? -1 : 1; const e = (h >> 10) & 31; const m = h & 1023;
+    if (e === 0) return s * m * 2 ** -24;
+    if (e === 31) return m ? NaN : s * Infinity;
+    return s * (1 + m / 1024) * 2 ** (e - 15);
+  };
+  const out = [];
+  for (let i = 0; i < count; i += 1) {
+    if (dtype === 'F32') out.push(view.getFloat32(4 * i, true));
+    else if (dtype === 'BF16') { u32[0] = view.getUint16(2 * i, true) << 16; out.push(f32[0]); }
+    else out.push(half(view.getUint16(2 * i, true)));
+  }
+  return out.map(String);
+}
+
+for (const [family, variant, scheme] of CASES) {
+  const present = existsSync(join(QUANT, family, `${variant}.expected.safetensors`));
+  test(`${family}/${variant}: scheme column, summary, detail values and the producer's bytes`,
+    { timeout: 90_000, skip: present ? false : `fixtures/quantized/${family}/${variant} not generated` }, async (t) => {
+      const want = parseSafetensors(new Uint8Array(await readFile(join(QUANT, family, `${variant}.expected.safetensors`))));
+      const names = Object.keys(want.header);
+      const dir = await tempDir(t, 'amn-web-quant-');
+      await withPage(t, async (page) => {
+        await pick(page, family, variant);
+        const rows = await tableRows(page);
+        for (const name of names) {
+          const row = rows.find((r) => r.name === name);
+          assert.ok(row, `${name} listed once, as the weight it encodes`);
+          assert.match(row.scheme, new RegExp(`^${scheme} · \\d+\\.\\d\\d bits$`), name);
+        }
+        assert.match(await page.textContent('#summary'), /Quantization/);
+
+        // The detail view dequantizes the weight: its first values are the producer's.
+        const name = names[0];
+        await page.fill('#tensor-filter', name);
+        await page.click(`#tensor-body tr.tensor-row[data-name="${name}"] button.tensor-open`);
+        await page.waitForFunction((n) => document.getElementById('tensor-dialog-title').textContent === n
+          && !document.getElementById('tensor-detail').hasAttribute('aria-busy'), name);
+        const shown = await page.evaluate(() => ({
+          head: [...document.querySelectorAll('#tensor-detail .head-values code')].map((c) => c.dataset.value ?? c.textContent),
+          facts: Object.fromEntries([...document.querySelectorAll('#tensor-detail dl.detail-facts > div')]
+            .map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])),
+          error: document.querySelector('#tensor-detail .detail-error')?.textContent ?? null,
+        }));
+        assert.equal(shown.error, null);
+        assert.match(shown.facts.Scheme, new RegExp(`^${scheme} \\(`));
+        const x = want.header[name];
+        assert.deepEqual(shown.head, values(x.dtype, want.data.subarray(x.data_offsets[0]), shown.head.length));
+        await page.keyboard.press('Escape');
+        await page.fill('#tensor-filter', '');
+
+        // "kept as stored": every weight in the dtype its producer's dequantizer returns.
+        await page.selectOption('#convert-dtype', 'keep');
+        const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
+        const path = join(dir, download.suggestedFilename());
+        await download.saveAs(path);
+        const got = parseSafetensors(new Uint8Array(await readFile(path)));
+        for (const n of names) {
+          const a = got.header[n]; const b = want.header[n];
+          assert.ok(a, `${n} written`);
+          assert.equal(a.dtype, b.dtype, n);
+          assert.deepEqual(a.shape, b.shape, n);
+          assert.ok(Buffer.from(got.data.subarray(...a.data_offsets)).equals(Buffer.from(want.data.subarray(...b.data_offsets))),
+            `${n}: the producer's bytes`);
+        }
+      });
+    });
+}
