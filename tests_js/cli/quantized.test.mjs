@@ -1,0 +1,111 @@
+// Quantized safetensors through every surface but the page (tests_js/browser has that):
+// the native `amn` and `npx amn` as processes, and the npm API in Node. Outputs are
+// compared with the bytes the producers' own dequantizers wrote
+// (fixtures/quantized/<family>/<variant>.expected.safetensors), and the two CLIs with
+// each other byte for byte.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FIXTURES, ROOT, BIN, loadPackage } from '../support/helpers.js';
+
+const AMN = join(ROOT, 'build', 'native', 'amn');
+const QUANT = join(FIXTURES, 'quantized');
+// [family folder, variant, scheme]: every variant with an expected file.
+export const QUANT_CASES = [
+  ['fp8', 'block_e4m3', 'fp8'],
+  ['fp8', 'channel_e4m3_ct', 'fp8'],
+  ['fp8', 'tensor_e5m2', 'fp8'],
+];
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { encoding: 'buffer' });
+  return { code: r.status, out: r.stdout, err: r.stderr.toString() };
+}
+const native = (args) => run(AMN, args);
+const node = (args) => run(process.execPath, [BIN, ...args]);
+
+// A model folder as people have it: model.safetensors with its config.json.
+function folderOf(family, variant) {
+  const dir = mkdtempSync(join(tmpdir(), 'amn-quant-'));
+  copyFileSync(join(QUANT, family, `${variant}.safetensors`), join(dir, 'model.safetensors'));
+  const config = join(QUANT, family, `${variant}.config.json`);
+  if (existsSync(config)) copyFileSync(config, join(dir, 'config.json'));
+  return dir;
+}
+
+function tensorsOf(bytes) {
+  const n = Number(Buffer.from(bytes).readBigUInt64LE(0));
+  const header = JSON.parse(Buffer.from(bytes.subarray(8, 8 + n)).toString('utf8'));
+  delete header.__metadata__;
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    out[name] = { dtype: t.dtype, shape: t.shape, bytes: Buffer.from(bytes.subarray(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1])) };
+  }
+  return out;
+}
+
+function assertProducerBytes(got, want, label) {
+  for (const [name, w] of Object.entries(want)) {
+    assert.ok(got[name], `${label}: ${name} written`);
+    assert.equal(got[name].dtype, w.dtype, `${label}: ${name} dtype`);
+    assert.deepEqual(got[name].shape, w.shape, `${label}: ${name} shape`);
+    assert.ok(got[name].bytes.equals(w.bytes), `${label}: ${name} differs from the producer's bytes`);
+  }
+}
+
+for (const [family, variant, scheme] of QUANT_CASES) {
+  test(`${family}/${variant}: both CLIs and the npm API give the producer's bytes`, { timeout: 120_000 }, async (t) => {
+    const want = tensorsOf(readFileSync(join(QUANT, family, `${variant}.expected.safetensors`)));
+    const dir = folderOf(family, variant);
+    const outDir = mkdtempSync(join(tmpdir(), 'amn-quant-out-'));  // outputs beside would join the model
+    t.after(() => { rmSync(dir, { recursive: true, force: true }); rmSync(outDir, { recursive: true, force: true }); });
+
+    // inspect / parse, text and JSON: the same bytes from both CLIs.
+    for (const args of [['inspect', dir], ['inspect', dir, '--json'], ['parse', dir]]) {
+      const a = native(args);
+      const b = node(args);
+      assert.equal(a.code, 0, a.err);
+      assert.equal(b.code, 0, b.err);
+      assert.ok(a.out.equals(b.out), `${args.join(' ')}: native and Node CLIs differ`);
+    }
+    const info = JSON.parse(native(['inspect', dir, '--json']).out.toString());
+    for (const name of Object.keys(want)) {
+      const l = info.logical.find((x) => x.name === name);
+      assert.ok(l, `${name} found as a quantized weight`);
+      assert.equal(l.scheme, scheme);
+      assert.equal(l.error, undefined);
+    }
+
+    // convert without --dtype: each weight in the dtype its producer's dequantizer returns.
+    for (const [label, cli] of [['native', native], ['node', node]]) {
+      const out = join(outDir, `${label}.safetensors`);
+      const r = cli(['convert', dir, '--to', 'safetensors', '-o', out, '-q']);
+      assert.equal(r.code, 0, r.err);
+      assertProducerBytes(tensorsOf(readFileSync(out)), want, `${label} convert`);
+    }
+    // remember --to f16: native and Node identical.
+    const a = join(outDir, 'a.safetensors'); const b = join(outDir, 'b.safetensors');
+    assert.equal(native(['remember', dir, '--to', 'f16', '-o', a, '-q']).code, 0);
+    assert.equal(node(['remember', dir, '--to', 'f16', '-o', b, '-q']).code, 0);
+    assert.ok(readFileSync(a).equals(readFileSync(b)), 'remember --to f16: native and Node differ');
+
+    // The npm API: model.tensor() of a quantized weight, and convert() to bytes.
+    const amn = await loadPackage('node.js');
+    const model = await amn.open(dir);
+    try {
+      assert.deepEqual(model.info.logical.map((l) => l.name).filter((n) => n in want).sort(), Object.keys(want).sort());
+      for (const [name, w] of Object.entries(want)) {
+        const t = await model.tensor(name);
+        assert.equal(t.dtype, w.dtype, name);
+        assert.ok(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).equals(w.bytes), `tensor(${name})`);
+      }
+      const bytes = await model.convert();
+      assertProducerBytes(tensorsOf(new Uint8Array(await bytes.arrayBuffer?.() ?? bytes)), want, 'npm convert');
+    } finally {
+      await model.close();
+    }
+  });
+}
