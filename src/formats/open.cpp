@@ -10,6 +10,7 @@
 #include "formats/gguf/parse.h"
 #include "formats/safetensors/index.h"
 #include "formats/safetensors/parse.h"
+#include "schemes/detect.h"
 
 namespace amn {
 namespace {
@@ -152,6 +153,7 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
     model.sharded = ids.size() > 1;
   }
   AMN_TRY(read_config(files, limits, model));
+  AMN_TRY(detect_schemes(model));
   return model;
 }
 
