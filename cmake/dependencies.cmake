@@ -4,6 +4,7 @@
 #  - Highway (apt libhwy-dev 1.0.3): on x86-64 linked for runtime dispatch; on aarch64
 #    and WASM used header-only with static dispatch.
 #  - Catch2 v2 and CLI11 (apt): header-only.
+#  - zlib 1.3.1 (inflate only) from npm's zlib-sync: cmake/zlib.cmake.
 # Cross builds must not see the host's /usr/include (TOOLCHAIN.md quirk 4), so the
 # header-only parts are copied into the build tree and included from there.
 
@@ -43,3 +44,5 @@ target_include_directories(amn_cli11 SYSTEM INTERFACE "${AMN_VENDOR_INCLUDE}")
 
 add_library(amn_catch2 INTERFACE)
 target_include_directories(amn_catch2 SYSTEM INTERFACE "${AMN_VENDOR_INCLUDE}")
+
+include(${CMAKE_CURRENT_LIST_DIR}/zlib.cmake)

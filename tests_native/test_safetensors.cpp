@@ -193,6 +193,13 @@ TEST_CASE("model_files_in_folder picks the index, else every shard", "[open]") {
   CHECK(model_files_in_folder({"model.safetensors.index.json", "model-00001-of-00002.safetensors"}) ==
         std::vector<std::string>{"model.safetensors.index.json", "model-00001-of-00002.safetensors"});
   CHECK(model_files_in_folder({"README.md"}).empty());
+  // Without safetensors or GGUF: a PyTorch index (it names its shards), else the first
+  // PyTorch file, else the first NumPy file; config.json rides along.
+  CHECK(model_files_in_folder({"pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json", "config.json"}) ==
+        std::vector<std::string>{"pytorch_model.bin.index.json", "config.json"});
+  CHECK(model_files_in_folder({"b.npz", "a.pth", "x.npy"}) == std::vector<std::string>{"a.pth"});
+  CHECK(model_files_in_folder({"b.npz", "x.npy"}) == std::vector<std::string>{"b.npz"});
+  CHECK(model_files_in_folder({"model.safetensors", "pytorch_model.bin"}) == std::vector<std::string>{"model.safetensors"});
 }
 
 // The broken fixtures (fixtures/safetensors/broken/manifest.json): each is rejected with

@@ -8,6 +8,10 @@
 
 #include "formats/gguf/describe.h"
 #include "formats/gguf/parse.h"
+#include "formats/npy/header.h"
+#include "formats/npy/npy.h"
+#include "formats/pth/parse.h"
+#include "formats/zip/zip.h"
 #include "formats/safetensors/index.h"
 #include "formats/safetensors/parse.h"
 #include "schemes/detect.h"
@@ -52,8 +56,35 @@ Status read_config(FileSet& files, const ParseLimits& limits, Model& model) {
   return {};
 }
 
+bool is_torch_name(std::string_view name) {
+  return ends_with(name, ".bin") || ends_with(name, ".pt") || ends_with(name, ".pth") || ends_with(name, ".ckpt");
+}
+
+// A shard is safetensors, or (pytorch_model-00001-of-00002.bin) a torch.save file.
+Status add_torch_shard(FileSet& files, uint32_t id, const ParseLimits& limits, Model& model,
+                       std::map<std::string, uint32_t, std::less<>>& owner) {
+  auto shard = parse_pth(files, id, limits);
+  if (!shard) return with_file_prefix(files.name(id), std::move(shard).error());
+  for (auto& w : shard->warnings) model.warnings.push_back(files.name(id) + ": " + w);
+  if (model.details_json.empty()) {  // the first shard's pickle verdict stands for the rest
+    model.details_json = shard->details_json;
+    model.details_text = shard->details_text;
+  }
+  for (auto& t : shard->tensors) {
+    auto [it, inserted] = owner.emplace(t.name, id);
+    if (!inserted) {
+      return make_error(ErrorCode::parse, "tensor '" + t.name + "' appears in both " +
+                                              files.name(it->second) + " and " + files.name(id));
+    }
+    t.file = id;
+    model.tensors.push_back(std::move(t));
+  }
+  return {};
+}
+
 Status add_shard(FileSet& files, uint32_t id, const ParseLimits& limits, Model& model,
                  std::map<std::string, uint32_t, std::less<>>& owner) {
+  if (is_torch_name(files.name(id))) return add_torch_shard(files, id, limits, model, owner);
   auto header = parse_safetensors(files, id, limits);
   if (!header) return with_file_prefix(files.name(id), std::move(header).error());
   model.files[id].header_bytes = header->header_bytes;
@@ -112,6 +143,14 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
       e.need_files = std::move(missing);
       return e;
     }
+    const bool torch = !index.shards.empty() && is_torch_name(index.shards.front());
+    for (const auto& shard : index.shards) {
+      if (is_torch_name(shard) != torch) {
+        return make_error(ErrorCode::unsupported, entry + " mixes safetensors and PyTorch shards (" +
+                                                      index.shards.front() + ", " + shard + ")");
+      }
+    }
+    if (torch) model.format = "pth";
     AMN_TRY(add_shards(files, ids, limits, model, owner));
     for (const auto& [tensor, shard] : index.weight_map) {
       auto it = owner.find(tensor);
@@ -154,6 +193,27 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
   }
   AMN_TRY(read_config(files, limits, model));
   AMN_TRY(detect_schemes(model));
+  return model;
+}
+
+bool looks_like_zip(std::span<const uint8_t> head) {
+  // A local header, or the end record of an empty archive.
+  return head.size() >= 4 && head[0] == 'P' && head[1] == 'K' &&
+         ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6));
+}
+
+bool looks_like_npy(std::span<const uint8_t> head) {
+  static constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  return head.size() >= 6 && std::equal(kMagic, kMagic + 6, head.begin());
+}
+
+// NumPy and PyTorch files: a config.json beside them is read as for safetensors.
+Result<Model> with_sibling_config(FileSet& files, const ParseLimits& limits, Result<Model> model) {
+  if (!model) return with_file_prefix(files.name(0), std::move(model).error());
+  for (uint32_t i = static_cast<uint32_t>(model->files.size()); i < files.count(); ++i) {
+    model->files.push_back({files.name(i), files.size(i), 0});
+  }
+  AMN_TRY(read_config(files, limits, *model));
   return model;
 }
 
@@ -248,15 +308,31 @@ Result<Model> open_model(FileSet& files, const ParseLimits& limits) {
   if (files.count() == 0) return make_error(ErrorCode::invalid_argument, "no file to open");
   const std::string& entry = files.name(0);
   if (ends_with(entry, ".gguf")) return open_gguf(files, limits);
+  if (ends_with(entry, ".npy")) return with_sibling_config(files, limits, parse_npy(files, 0, limits));
+  if (ends_with(entry, ".npz")) return with_sibling_config(files, limits, parse_npz(files, 0, limits));
+  // .bin is too common a name to trust: it is told by content below like an unknown one.
+  if (is_torch_name(entry) && !ends_with(entry, ".bin")) return with_sibling_config(files, limits, parse_pth(files, 0, limits));
   if (!ends_with(entry, ".index.json") && !ends_with(entry, ".safetensors")) {
     // Unknown extension: decide by content, from the window the safetensors parser reads
     // first (a GGUF without its extension costs one more round trip, no more).
     const uint64_t size = files.size(0);
     AMN_ASSIGN(auto head, files.read(0, 0, std::min(size, kSafetensorsReadAhead)));
     if (looks_like_gguf(head)) return open_gguf(files, limits);
+    if (looks_like_npy(head)) return with_sibling_config(files, limits, parse_npy(files, 0, limits));
+    // A ZIP is a torch.save archive when it holds a pickle, else NumPy's savez.
+    if (looks_like_zip(head)) {
+      auto archive = zip::read_archive(files, 0, limits, npy::kFirstRead);
+      if (!archive) return with_file_prefix(entry, std::move(archive).error());
+      const bool torch = std::any_of(archive->entries.begin(), archive->entries.end(), [](const zip::Entry& e) {
+        return e.name == "data.pkl" || ends_with(e.name, "/data.pkl");
+      });
+      return with_sibling_config(files, limits, torch ? parse_pth(files, 0, limits) : parse_npz(files, 0, limits));
+    }
+    if (looks_like_legacy_pth(head)) return with_sibling_config(files, limits, parse_pth(files, 0, limits));
     if (!looks_like_safetensors(head, size)) {
       return make_error(ErrorCode::unsupported,
-                        entry + ": not a recognised tensor file (supported: safetensors, sharded safetensors, GGUF)", 0);
+                        entry + ": not a recognised tensor file (supported: safetensors, sharded safetensors, GGUF, "
+                                "NumPy .npy/.npz, PyTorch .pth/.pt/.bin)", 0);
     }
   }
   return open_safetensors(files, limits);
@@ -280,6 +356,22 @@ std::vector<std::string> model_files_in_folder(std::vector<std::string> names) {
         out.push_back(n);
         break;
       }
+    }
+  }
+  if (out.empty()) {
+    // No safetensors or GGUF: a PyTorch index (its shards are asked for), else the first
+    // PyTorch file, else the first NumPy file.
+    for (const auto& n : names) {
+      if (ends_with(n, ".bin.index.json") || ends_with(n, ".pt.index.json") || ends_with(n, ".pth.index.json")) {
+        out.push_back(n);
+        break;
+      }
+    }
+  }
+  for (std::string_view group : {"torch", "numpy"}) {
+    for (const auto& n : names) {
+      if (!out.empty()) break;
+      if (group == "torch" ? is_torch_name(n) : (ends_with(n, ".npz") || ends_with(n, ".npy"))) out.push_back(n);
     }
   }
   if (!out.empty() && std::find(names.begin(), names.end(), kConfigFileName) != names.end()) {
