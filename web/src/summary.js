@@ -29,6 +29,9 @@ export function renderSummary(container, info) {
   if (metadata.length > 0) parts.push(section('Metadata', metadataList(metadata)));
   if (info.config && typeof info.config === 'object') parts.push(section('config.json', configSummary(info.config)));
   if (info.format === 'gguf' && info.details) parts.push(section('GGUF header', ggufSummary(info.details)));
+  if (info.format === 'pth' && info.details) parts.push(...pthSummary(info.details));
+  if ((info.format === 'npz' || info.format === 'npy') && info.details) parts.push(section('NumPy', numpySummary(info.details)));
+  if (info.warnings?.length > 0) parts.push(section('Warnings', el('ul', { className: 'warnings' }, ...info.warnings.map((w) => el('li', { textContent: w })))));
   container.replaceChildren(...parts);
 }
 
@@ -111,6 +114,48 @@ function quantizationSummary(info) {
   }
   table.append(body);
   return section('Quantization', table);
+}
+
+// A PyTorch checkpoint: how it is stored, the verdict on every global its pickle names
+// (nothing was ever called: the VM only builds values), and its non-tensor values.
+function pthSummary(details) {
+  const layout = [
+    ['Container', details.container === 'zip' ? `torch.save ZIP${details.prefix ? `, prefix ${details.prefix}` : ''}` : 'legacy torch.save'],
+    ['Byte order', details.byteorder ?? 'little'],
+    ['Pickle protocol', String(details.pickle_protocol ?? '')],
+  ];
+  const globals = el('table', { className: 'dtype-table pickle-globals' });
+  globals.append(el('caption', { className: 'visually-hidden', textContent: 'Globals the pickle names' }));
+  globals.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col', textContent: 'Global' }),
+    el('th', { scope: 'col', textContent: 'Verdict' }), el('th', { scope: 'col', className: 'num', textContent: 'Uses' }))));
+  const body = el('tbody');
+  for (const g of details.globals ?? []) {
+    body.append(el('tr', { className: `global-row ${g.verdict}` }, el('th', { scope: 'row', textContent: g.name }),
+      el('td', { textContent: g.verdict }), el('td', { className: 'num', textContent: formatInteger(g.count) })));
+  }
+  globals.append(body);
+  const allowed = (details.globals ?? []).every((g) => g.verdict === 'allowed');
+  const verdict = el('p', { className: 'pickle-verdict', textContent: allowed
+    ? 'Every global the pickle names is on the allowlist. Nothing in the file was executed: the pickle was read by a VM that only builds values.'
+    : 'The pickle names globals outside the allowlist.' });
+  const out = [section('PyTorch checkpoint', definitionList(layout, 'kv')), section('Pickle', el('div', {}, verdict, globals))];
+  const values = Object.entries(details.values ?? {});
+  if (values.length > 0) {
+    const pairs = values.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+    if (details.values_omitted) pairs.push(['…', `${formatInteger(details.values_omitted)} more values`]);
+    out.push(section('Other values', metadataList(pairs)));
+  }
+  return out;
+}
+
+function numpySummary(details) {
+  const pairs = [];
+  if (details.entries !== undefined) pairs.push(['Archive', `${formatInteger(details.entries)} entries, ${formatInteger(details.compressed_entries ?? 0)} compressed`]);
+  const arrays = details.arrays ?? (details.descr ? [{ name: 'Array', ...details }] : []);
+  for (const a of arrays) {
+    pairs.push([a.name, `${a.descr}, NPY ${a.npy_version}${a.fortran_order ? ', Fortran order' : ''}${a.compressed ? ', compressed' : ''}`]);
+  }
+  return definitionList(pairs, 'kv');
 }
 
 function fileList(files) {
