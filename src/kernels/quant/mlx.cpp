@@ -1,0 +1,93 @@
+// MLX affine: each weight row is one LSB-first bit stream (uint32 words for 2/4/8 bits,
+// 3- and 5-byte packs for 3/5/6 bits: the same stream), value i at bit i * bits.
+#include "kernels/quant/mlx.h"
+
+#include <string>
+
+#include "kernels/cast.h"
+#include "kernels/quant/packed.h"
+
+namespace amn::quant {
+namespace {
+
+// The result of one MLX array op in dtype t: F16/BF16 round to nearest even (through
+// the cast kernels, so whole chunks at a time); F32 is already rounded.
+void round_in_place(DType t, float* v, size_t n) {
+  if (t == DType::F32) return;
+  uint16_t tmp[kQuantChunk];
+  cast_floats(DType::F32, t, reinterpret_cast<const uint8_t*>(v), reinterpret_cast<uint8_t*>(tmp), n);
+  cast_floats(t, DType::F32, reinterpret_cast<const uint8_t*>(tmp), reinterpret_cast<uint8_t*>(v), n);
+}
+
+void dequantize_rows(const MlxParams& p, const MlxTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
+                     uint8_t* dst) {
+  const uint64_t in = p.in_features, groups = in / p.group_size;
+  const uint64_t row_words = in * p.bits / 32;
+  const uint32_t mask = (1u << p.bits) - 1u;
+  const size_t out_size = dtype_info(out).block_bytes;
+  float v[kQuantChunk], bias[kQuantChunk];
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const uint8_t* row = t.weight.data() + o * row_words * 4;
+    for (uint64_t c0 = 0; c0 < in; c0 += kQuantChunk) {
+      const uint64_t n = in - c0 < kQuantChunk ? in - c0 : kQuantChunk;
+      uint64_t last_g = ~uint64_t{0};
+      float s = 0, b = 0;
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t i = c0 + k, g = o * groups + i / p.group_size;
+        if (g != last_g) {
+          s = load_quant_float(p.scale_dtype, t.scales.data(), g);
+          b = load_quant_float(p.scale_dtype, t.biases.data(), g);
+          last_g = g;
+        }
+        const uint64_t bit = i * p.bits;
+        const uint32_t shift = uint32_t(bit & 31);
+        uint64_t w = load_u32(row, bit >> 5) >> shift;
+        if (shift + p.bits > 32) w |= uint64_t(load_u32(row, (bit >> 5) + 1)) << (32 - shift);
+        v[k] = float(uint32_t(w) & mask) * s;  // exact in F32
+        bias[k] = b;
+      }
+      // affine_dequantize's fallback: multiply(w, scales) then add(w, biases), two array
+      // ops, each rounded to the scales' dtype (no fused multiply-add)
+      round_in_place(p.scale_dtype, v, n);
+      for (uint64_t k = 0; k < n; ++k) v[k] += bias[k];
+      store_rounded(p.scale_dtype, out, v, n, dst + c0 * out_size);
+    }
+    dst += in * out_size;
+  }
+}
+
+}  // namespace
+
+Status validate_mlx(const MlxParams& p, const MlxTensors& t) {
+  if (p.bits < 2 || p.bits > 8 || p.bits == 7) {
+    return make_error(ErrorCode::unsupported, "MLX affine quantization with " + std::to_string(p.bits) +
+                                                  " bits (supported: 2, 3, 4, 5, 6, 8)");
+  }
+  if (!is_quant_float(p.scale_dtype)) {
+    return make_error(ErrorCode::parse, "MLX scales must be F16, BF16 or F32, not " + std::string(dtype_name(p.scale_dtype)));
+  }
+  if (p.group_size == 0 || p.in_features % p.group_size != 0) {
+    return make_error(ErrorCode::parse, "MLX group size " + std::to_string(p.group_size) +
+                                            " does not divide in_features " + std::to_string(p.in_features));
+  }
+  if (p.in_features > (uint64_t{1} << 40) || (p.in_features * p.bits) % 32 != 0) {
+    return make_error(ErrorCode::parse, "MLX rows of " + std::to_string(p.in_features) + " " + std::to_string(p.bits) +
+                                            "-bit values do not fill whole 32-bit words");
+  }
+  const uint64_t groups = p.in_features / p.group_size;
+  AMN_TRY(check_tensor_bytes("MLX weight", t.weight.size(), checked_mul3(p.out_features, p.in_features * p.bits / 32, 4)));
+  const auto sb = checked_mul3(p.out_features, groups, dtype_info(p.scale_dtype).block_bytes);
+  AMN_TRY(check_tensor_bytes("MLX scales", t.scales.size(), sb));
+  AMN_TRY(check_tensor_bytes("MLX biases", t.biases.size(), sb));
+  return {};
+}
+
+Status dequantize_mlx_rows(const MlxParams& p, const MlxTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
+                           std::span<uint8_t> dst) {
+  AMN_TRY(validate_mlx(p, t));
+  AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
+  dequantize_rows(p, t, row_begin, row_end, out, dst.data());
+  return {};
+}
+
+}  // namespace amn::quant

@@ -1,0 +1,228 @@
+// compressed-tensors integer kernels and the helpers every integer family uses.
+// Reference: compressed_tensors/compressors/quantized_compressors/pack_quantized.py
+// (unpack_from_int32) and quantization/lifecycle/forward.py (dequantize, _dequantize).
+#include "kernels/quant/packed.h"
+
+#include <cstring>
+#include <string>
+
+#include "core/checked.h"
+#include "kernels/cast.h"
+
+namespace amn::quant {
+
+bool is_quant_float(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
+
+uint32_t load_u32(const uint8_t* bytes, uint64_t word) {
+  uint32_t v;
+  std::memcpy(&v, bytes + word * 4, 4);
+  return v;  // little-endian hosts only (x86, aarch64, wasm32), as the rest of the core
+}
+
+float load_quant_float(DType t, const uint8_t* bytes, uint64_t i) {
+  if (t == DType::F32) {
+    float f;
+    std::memcpy(&f, bytes + i * 4, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes + i * 2, 2);
+  return t == DType::F16 ? scalar::f16_to_f32(h) : scalar::bf16_to_f32(h);
+}
+
+void store_rounded(DType canonical, DType out, const float* values, size_t count, uint8_t* dst) {
+  const auto* in = reinterpret_cast<const uint8_t*>(values);
+  const size_t out_size = dtype_info(out).block_bytes;
+  if (canonical == DType::F32 || canonical == out) {
+    cast_floats(DType::F32, out, in, dst, count);
+    return;
+  }
+  // Round to the canonical 16-bit type first: the producer returns that, and the other
+  // outputs are PyTorch casts of it (double rounding included, on purpose).
+  uint16_t tmp[kQuantChunk];
+  for (size_t done = 0; done < count; done += kQuantChunk) {
+    const size_t n = count - done < kQuantChunk ? count - done : kQuantChunk;
+    cast_floats(DType::F32, canonical, in + done * 4, reinterpret_cast<uint8_t*>(tmp), n);
+    cast_floats(canonical, out, reinterpret_cast<const uint8_t*>(tmp), dst + done * out_size, n);
+  }
+}
+
+std::optional<uint64_t> checked_mul3(uint64_t a, uint64_t b, uint64_t c) {
+  const auto ab = checked_mul(a, b);
+  return ab ? checked_mul(*ab, c) : std::nullopt;
+}
+
+Status check_tensor_bytes(std::string_view what, uint64_t actual, std::optional<uint64_t> expected) {
+  if (!expected) return make_error(ErrorCode::parse, std::string(what) + ": its size overflows");
+  if (actual != *expected) {
+    return make_error(ErrorCode::parse, std::string(what) + " has " + std::to_string(actual) +
+                                            " bytes where the quantization parameters need " +
+                                            std::to_string(*expected));
+  }
+  return {};
+}
+
+Status check_rows_call(DType scale_dtype, DType out, uint64_t rows, uint64_t cols, uint64_t row_begin,
+                       uint64_t row_end, size_t dst_bytes) {
+  if (!is_quant_float(scale_dtype)) {
+    return make_error(ErrorCode::parse, "scales must be F16, BF16 or F32, not " + std::string(dtype_name(scale_dtype)));
+  }
+  if (!is_quant_float(out)) {
+    return make_error(ErrorCode::invalid_argument, "dequantized output must be F16, BF16 or F32, not " +
+                                                       std::string(dtype_name(out)));
+  }
+  if (row_begin > row_end || row_end > rows) {
+    return make_error(ErrorCode::invalid_argument, "row range [" + std::to_string(row_begin) + ", " +
+                                                       std::to_string(row_end) + ") is outside the " +
+                                                       std::to_string(rows) + " rows");
+  }
+  const auto need = checked_mul3(row_end - row_begin, cols, dtype_info(out).block_bytes);
+  if (!need || *need > dst_bytes) {
+    return make_error(ErrorCode::invalid_argument, "output buffer too small for the requested rows");
+  }
+  return {};
+}
+
+namespace {
+
+uint32_t ct_pack_factor(const CtIntParams& p) { return 32 / p.bits; }
+
+std::optional<uint64_t> scale_bytes(uint64_t rows, uint64_t cols, DType t) {
+  return checked_mul3(rows, cols, dtype_info(t).block_bytes);
+}
+
+// Field `i` of a compressed-tensors packed run: pack_to_int32 puts 32 / bits values in
+// each word from the low bits up (the top 32 % bits bits stay zero) and stores them
+// offset by 2^(bits-1).
+int32_t ct_field(const uint8_t* words, uint64_t word, uint32_t shift, uint32_t bits) {
+  const uint32_t mask = (1u << bits) - 1u;
+  return int32_t((load_u32(words, word) >> shift) & mask) - int32_t(1u << (bits - 1));
+}
+
+}  // namespace
+
+uint64_t ct_packed_weight_bytes(const CtIntParams& p) {
+  if (p.bits < 1 || p.bits > 8) return 0;
+  return checked_mul3(p.out_features, ceil_div(p.in_features, ct_pack_factor(p)), 4).value_or(0);
+}
+
+uint64_t ct_packed_zero_point_bytes(const CtIntParams& p) {
+  if (p.bits < 1 || p.bits > 8) return 0;
+  return checked_mul3(ceil_div(p.out_features, ct_pack_factor(p)), p.scale_cols, 4).value_or(0);
+}
+
+Status validate_ct_int(const CtIntParams& p, const CtIntTensors& t) {
+  if (p.bits < 1 || p.bits > 8) {
+    return make_error(ErrorCode::parse, "compressed-tensors num_bits " + std::to_string(p.bits) + " is not 1..8");
+  }
+  if (!is_quant_float(p.scale_dtype)) {
+    return make_error(ErrorCode::parse, "weight_scale must be F16, BF16 or F32, not " + std::string(dtype_name(p.scale_dtype)));
+  }
+  if (p.scale_rows != 1 && p.scale_rows != p.out_features) {
+    return make_error(ErrorCode::parse, "weight_scale has " + std::to_string(p.scale_rows) +
+                                            " rows; expected 1 or out_features (" + std::to_string(p.out_features) + ")");
+  }
+  if (p.scale_cols == 0 || (p.scale_cols > 1 && p.in_features % p.scale_cols != 0)) {
+    // dequantize() infers group_size = in / scale_cols and needs whole groups
+    return make_error(ErrorCode::parse, "weight_scale has " + std::to_string(p.scale_cols) +
+                                            " groups, which do not divide in_features (" + std::to_string(p.in_features) + ")");
+  }
+  if (p.packed) {
+    const uint64_t w = ct_packed_weight_bytes(p);
+    AMN_TRY(check_tensor_bytes("weight_packed", t.weight.size(), w ? std::optional<uint64_t>(w) : std::nullopt));
+  } else {
+    AMN_TRY(check_tensor_bytes("weight", t.weight.size(), checked_mul(p.out_features, p.in_features)));
+  }
+  AMN_TRY(check_tensor_bytes("weight_scale", t.scale.size(), scale_bytes(p.scale_rows, p.scale_cols, p.scale_dtype)));
+  if (p.has_zero_point) {
+    if (p.packed) {
+      // unpack_from_int32(zero_point, bits, (out, scale_cols), packed_dim=0)
+      if (p.scale_rows != p.out_features) {
+        return make_error(ErrorCode::parse, "a packed weight_zero_point needs one weight_scale row per output row");
+      }
+      const uint64_t z = ct_packed_zero_point_bytes(p);
+      AMN_TRY(check_tensor_bytes("weight_zero_point", t.zero_point.size(), z ? std::optional<uint64_t>(z) : std::nullopt));
+    } else {
+      AMN_TRY(check_tensor_bytes("weight_zero_point", t.zero_point.size(), checked_mul(p.scale_rows, p.scale_cols)));
+    }
+  }
+  if (p.has_g_idx) {
+    AMN_TRY(check_tensor_bytes("weight_g_idx", t.g_idx.size(), checked_mul(p.in_features, 4)));
+    for (uint64_t i = 0; i < p.in_features; ++i) {
+      const int32_t g = int32_t(load_u32(t.g_idx.data(), i));
+      // -1 marks an unset g_idx: dequantize() then uses column order
+      if (g < -1 || (g >= 0 && uint64_t(g) >= p.scale_cols)) {
+        return make_error(ErrorCode::parse, "weight_g_idx[" + std::to_string(i) + "] = " + std::to_string(g) +
+                                                " is outside the " + std::to_string(p.scale_cols) + " groups");
+      }
+    }
+  }
+  return {};
+}
+
+Status dequantize_ct_int_rows(const CtIntParams& p, const CtIntTensors& t, uint64_t row_begin,
+                              uint64_t row_end, DType out, std::span<uint8_t> dst) {
+  AMN_TRY(validate_ct_int(p, t));
+  AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
+  const uint64_t in = p.in_features;
+  const uint64_t group_size = p.scale_cols > 1 ? in / p.scale_cols : in;
+  const uint32_t pf = p.packed ? ct_pack_factor(p) : 1;
+  const uint64_t words_per_row = p.packed ? ceil_div(in, pf) : 0;
+  // "-1 in g_idx" makes dequantize() fall back to column order
+  bool use_g_idx = p.has_g_idx && p.scale_cols > 1;
+  if (use_g_idx) {
+    for (uint64_t i = 0; i < in && use_g_idx; ++i) use_g_idx = int32_t(load_u32(t.g_idx.data(), i)) >= 0;
+  }
+  const size_t out_size = dtype_info(out).block_bytes;
+  uint8_t* dst_row = dst.data();
+  float v[kQuantChunk];
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const uint64_t srow = p.scale_rows == 1 ? 0 : o;
+    for (uint64_t c0 = 0; c0 < in; c0 += kQuantChunk) {
+      const uint64_t n = in - c0 < kQuantChunk ? in - c0 : kQuantChunk;
+      uint64_t last_g = ~uint64_t{0};
+      int32_t z = 0;
+      float scale = 0;
+      // word and slot of code c0 in its row, advanced without a division per code
+      uint64_t word = o * words_per_row + c0 / pf;
+      uint32_t slot = uint32_t(c0 % pf);
+      uint64_t g_col = p.scale_cols > 1 ? c0 / group_size : 0, g_end = (g_col + 1) * group_size;
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t i = c0 + k;
+        if (p.scale_cols > 1 && i == g_end) {
+          ++g_col;
+          g_end += group_size;
+        }
+        const uint64_t g = use_g_idx ? uint64_t(load_u32(t.g_idx.data(), i)) : g_col;
+        if (g != last_g) {
+          z = 0;
+          if (p.has_zero_point) {
+            z = p.packed ? ct_field(t.zero_point.data(), (o / pf) * p.scale_cols + g, uint32_t(o % pf) * p.bits, p.bits)
+                         : int8_t(t.zero_point[srow * p.scale_cols + g]);
+          }
+          scale = load_quant_float(p.scale_dtype, t.scale.data(), srow * p.scale_cols + g);
+          last_g = g;
+        }
+        int32_t q;
+        if (p.packed) {
+          q = ct_field(t.weight.data(), word, slot * p.bits, p.bits);
+          if (++slot == pf) {
+            slot = 0;
+            ++word;
+          }
+        } else {
+          q = int8_t(t.weight[o * in + i]);
+        }
+        // _dequantize: x_q.to(scale.dtype) - zero_point.to(scale.dtype), then * scale,
+        // each rounded to the scale dtype. |q - z| <= 255 is exact in F16/BF16 and so
+        // is the integer difference; the product is exact in F32 and rounded once.
+        v[k] = float(q - z) * scale;
+      }
+      store_rounded(p.scale_dtype, out, v, n, dst_row + c0 * out_size);
+    }
+    dst_row += in * out_size;
+  }
+  return {};
+}
+
+}  // namespace amn::quant
