@@ -1,14 +1,22 @@
 // Helpers shared by the unit tests.
 #pragma once
+#include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <simdjson.h>
 
 #include "core/error.h"
 #include "core/model.h"
 #include "core/source.h"
+#include "convert/execute.h"
 #include "formats/open.h"
 
 namespace amn::test {
@@ -60,6 +68,64 @@ inline SparseOpen open_sparse(const std::vector<std::pair<std::string, std::vect
   }
   return out;
 }
+
+// One file fed to `parse` (FileSet& -> Result<T>) through a SparseSource, exactly the
+// ranges it asks for, round after round, as the JS side does: the remote path.
+template <class T>
+struct Fed {
+  Result<T> result = make_error(ErrorCode::internal, "not run");
+  int rounds = 0;
+  uint64_t bytes_fed = 0;
+  std::vector<std::vector<ByteRange>> asks;  // each round's need_bytes
+};
+
+template <class Parse>
+auto feed_sparse(const std::vector<uint8_t>& bytes, const std::string& name, Parse parse) {
+  using T = std::decay_t<decltype(parse(std::declval<FileSet&>()).value())>;
+  FileSet set;
+  auto owned = std::make_unique<SparseSource>(bytes.size());
+  SparseSource* sparse = owned.get();
+  set.add(name, std::move(owned));
+  Fed<T> out;
+  for (out.rounds = 1; out.rounds < 20; ++out.rounds) {
+    out.result = parse(set);
+    if (out.result || out.result.error().code != ErrorCode::need_bytes) return out;
+    out.asks.push_back(out.result.error().need_bytes);
+    for (const auto& r : out.result.error().need_bytes) {
+      REQUIRE(r.offset + r.length <= bytes.size());
+      REQUIRE(sparse->add_copy(r.offset, {bytes.data() + r.offset, static_cast<size_t>(r.length)}));
+      out.bytes_fed += r.length;
+    }
+  }
+  return out;
+}
+
+// A simdjson value, failing the test when it is absent or of another type.
+template <class T>
+T jv(simdjson::simdjson_result<T> r) {
+  T v{};
+  const auto err = std::move(r).get(v);
+  REQUIRE(!err);
+  return v;
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// FIPS 180-4 SHA-256 as hex: the fixtures' generators record hashes of what the
+// producers load (numpy.load, torch.load).
+std::string sha256_hex(std::span<const uint8_t> data);
+
+// Collects a plan's output (header and pieces) in memory.
+struct VecSink : Sink {
+  std::vector<uint8_t> bytes;
+  Status write(std::span<const uint8_t> b) override {
+    bytes.insert(bytes.end(), b.begin(), b.end());
+    return {};
+  }
+};
 
 inline Result<Model> open_memory(const std::vector<uint8_t>& bytes, const std::string& name = "model.safetensors") {
   return open_sparse({{name, bytes}}).model;

@@ -14,8 +14,15 @@
 #include "support.h"
 
 using namespace amn;
+using amn::test::jv;
+using amn::test::lower;
 
 namespace {
+
+// The remote path: a SparseSource fed exactly the ranges parse_gguf asks for.
+auto parse_sparse(const std::vector<uint8_t>& bytes, const ParseLimits& limits = {}) {
+  return test::feed_sparse(bytes, "model.gguf", [&](FileSet& set) { return parse_gguf(set, 0, limits); });
+}
 
 Result<GgufFile> parse_memory(const std::vector<uint8_t>& bytes, const ParseLimits& limits = {}) {
   FileSet set;
@@ -23,43 +30,6 @@ Result<GgufFile> parse_memory(const std::vector<uint8_t>& bytes, const ParseLimi
   return parse_gguf(set, 0, limits);
 }
 
-// The remote path: a SparseSource fed exactly the ranges parse_gguf asks for.
-struct SparseParse {
-  Result<GgufFile> file = make_error(ErrorCode::internal, "not run");
-  int rounds = 0;
-  uint64_t bytes_fed = 0;
-};
-
-SparseParse parse_sparse(const std::vector<uint8_t>& bytes, const ParseLimits& limits = {}) {
-  FileSet set;
-  auto owned = std::make_unique<SparseSource>(bytes.size());
-  SparseSource* sparse = owned.get();
-  set.add("model.gguf", std::move(owned));
-  SparseParse out;
-  for (out.rounds = 1; out.rounds < 20; ++out.rounds) {
-    out.file = parse_gguf(set, 0, limits);
-    if (out.file || out.file.error().code != ErrorCode::need_bytes) return out;
-    for (const auto& r : out.file.error().need_bytes) {
-      REQUIRE(r.offset + r.length <= bytes.size());
-      REQUIRE(sparse->add_copy(r.offset, {bytes.data() + r.offset, static_cast<size_t>(r.length)}));
-      out.bytes_fed += r.length;
-    }
-  }
-  return out;
-}
-
-template <class T>
-T jv(simdjson::simdjson_result<T> r) {
-  T v{};
-  const auto err = std::move(r).get(v);
-  REQUIRE(!err);
-  return v;
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // A little-endian GGUF writer for tests (the fixtures come from gguf-py).
 struct Builder {
@@ -215,8 +185,8 @@ TEST_CASE("every broken GGUF fixture is rejected with its specific error", "[ggu
     CHECK_THAT(lower(m.error().message), Catch::Contains(lower(std::string(contains))));
     // The remote path reaches the same verdict.
     auto s = parse_sparse(bytes);
-    REQUIRE_FALSE(s.file);
-    CHECK(s.file.error().message == m.error().message);
+    REQUIRE_FALSE(s.result);
+    CHECK(s.result.error().message == m.error().message);
     messages.push_back(m.error().message);
     ++count;
   }
@@ -280,10 +250,10 @@ TEST_CASE("every valid GGUF fixture parses to what gguf-py read", "[gguf][fixtur
     }
     // The remote path yields the same file.
     auto s = parse_sparse(bytes);
-    REQUIRE(s.file);
+    REQUIRE(s.result);
     CHECK(s.rounds <= 2);
-    CHECK(s.file->tensors.size() == g->tensors.size());
-    CHECK(s.file->kv.size() == g->kv.size());
+    CHECK(s.result->tensors.size() == g->tensors.size());
+    CHECK(s.result->kv.size() == g->kv.size());
     ++files;
   }
   CHECK(files >= 10);
@@ -380,16 +350,16 @@ TEST_CASE("a 150,000-entry tokenizer header is fetched in few rounds", "[gguf][r
   const auto bytes = b.build(&header);
   REQUIRE(header > 2'000'000);
   auto s = parse_sparse(bytes);
-  REQUIRE(s.file);
+  REQUIRE(s.result);
   INFO("header " << header << " bytes, fed " << s.bytes_fed << " in " << s.rounds << " rounds");
   CHECK(s.rounds <= 4);
   CHECK(s.bytes_fed <= header + header / 2 + (1u << 20));
-  CHECK(s.file->data_offset == header);
-  const GgufValue* t = s.file->find("tokenizer.ggml.tokens");
+  CHECK(s.result->data_offset == header);
+  const GgufValue* t = s.result->find("tokenizer.ggml.tokens");
   REQUIRE(t);
   CHECK(t->count == 150000);
   CHECK(t->string_at(149999) == tokens[149999]);
-  CHECK(s.file->tensors.size() == 8);
+  CHECK(s.result->tensors.size() == 8);
 
   // The same with only the tokens (the shape in the issue), and a header just past the
   // first window.
@@ -399,7 +369,7 @@ TEST_CASE("a 150,000-entry tokenizer header is fetched in few rounds", "[gguf][r
   small.tensor("w", {1024, 1024}, 0, 4 << 20);
   const auto bytes2 = small.build(&header);
   auto s2 = parse_sparse(bytes2);
-  REQUIRE(s2.file);
+  REQUIRE(s2.result);
   CHECK(s2.rounds <= 3);
   CHECK(s2.bytes_fed <= header + header / 2 + (1u << 20));
 }

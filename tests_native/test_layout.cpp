@@ -8,18 +8,12 @@
 
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "support.h"
 
 using namespace amn;
+using amn::test::VecSink;
 
 namespace {
-
-struct VecSink : Sink {
-  std::vector<uint8_t> bytes;
-  Status write(std::span<const uint8_t> b) override {
-    bytes.insert(bytes.end(), b.begin(), b.end());
-    return {};
-  }
-};
 
 std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
   std::vector<uint8_t> out(v.size() * 4);

@@ -17,64 +17,21 @@
 #include "support.h"
 
 using namespace amn;
+using amn::test::jv;
+using amn::test::lower;
+using amn::test::sha256_hex;
 
 namespace {
-
-// FIPS 180-4 SHA-256, for comparing record bytes with the hashes numpy.load produced.
-std::string sha256_hex(std::span<const uint8_t> data) {
-  static constexpr uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::vector<uint8_t> m(data.begin(), data.end());
-  const uint64_t bits = uint64_t(data.size()) * 8;
-  m.push_back(0x80);
-  while (m.size() % 64 != 56) m.push_back(0);
-  for (int i = 7; i >= 0; --i) m.push_back(static_cast<uint8_t>(bits >> (8 * i)));
-  auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
-  for (size_t off = 0; off < m.size(); off += 64) {
-    uint32_t w[64];
-    for (int i = 0; i < 16; ++i) {
-      w[i] = uint32_t(m[off + 4 * i]) << 24 | uint32_t(m[off + 4 * i + 1]) << 16 | uint32_t(m[off + 4 * i + 2]) << 8 |
-             m[off + 4 * i + 3];
-    }
-    for (int i = 16; i < 64; ++i) {
-      const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    auto v = h;
-    for (int i = 0; i < 64; ++i) {
-      const uint32_t s1 = rotr(v[4], 6) ^ rotr(v[4], 11) ^ rotr(v[4], 25);
-      const uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
-      const uint32_t t1 = v[7] + s1 + ch + k[i] + w[i];
-      const uint32_t s0 = rotr(v[0], 2) ^ rotr(v[0], 13) ^ rotr(v[0], 22);
-      const uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-      const uint32_t t2 = s0 + maj;
-      v = {t1 + t2, v[0], v[1], v[2], v[3] + t1, v[4], v[5], v[6]};
-    }
-    for (int i = 0; i < 8; ++i) h[i] += v[i];
-  }
-  std::string out;
-  char buf[9];
-  for (uint32_t x : h) {
-    std::snprintf(buf, sizeof buf, "%08x", x);
-    out += buf;
-  }
-  return out;
-}
 
 bool is_npz(const std::string& name) { return name.size() > 4 && name.compare(name.size() - 4, 4, ".npz") == 0; }
 
 Result<Model> parse_any(FileSet& set, const ParseLimits& limits = {}) {
   return is_npz(set.name(0)) ? parse_npz(set, 0, limits) : parse_npy(set, 0, limits);
+}
+
+// The remote path: a SparseSource fed exactly the ranges the parser asks for.
+auto parse_sparse(const std::vector<uint8_t>& bytes, const std::string& name) {
+  return test::feed_sparse(bytes, name, [](FileSet& set) { return parse_any(set); });
 }
 
 Result<Model> parse_memory(const std::vector<uint8_t>& bytes, const std::string& name,
@@ -84,45 +41,6 @@ Result<Model> parse_memory(const std::vector<uint8_t>& bytes, const std::string&
   return parse_any(set, limits);
 }
 
-// The remote path: a SparseSource fed exactly the ranges the parser asks for.
-struct SparseParse {
-  Result<Model> model = make_error(ErrorCode::internal, "not run");
-  int rounds = 0;
-  uint64_t bytes_fed = 0;
-  std::vector<std::vector<ByteRange>> asks;
-};
-
-SparseParse parse_sparse(const std::vector<uint8_t>& bytes, const std::string& name) {
-  FileSet set;
-  auto owned = std::make_unique<SparseSource>(bytes.size());
-  SparseSource* sparse = owned.get();
-  set.add(name, std::move(owned));
-  SparseParse out;
-  for (out.rounds = 1; out.rounds < 20; ++out.rounds) {
-    out.model = parse_any(set);
-    if (out.model || out.model.error().code != ErrorCode::need_bytes) return out;
-    out.asks.push_back(out.model.error().need_bytes);
-    for (const auto& r : out.model.error().need_bytes) {
-      REQUIRE(r.offset + r.length <= bytes.size());
-      REQUIRE(sparse->add_copy(r.offset, {bytes.data() + r.offset, static_cast<size_t>(r.length)}));
-      out.bytes_fed += r.length;
-    }
-  }
-  return out;
-}
-
-template <class T>
-T jv(simdjson::simdjson_result<T> r) {
-  T v{};
-  const auto err = std::move(r).get(v);
-  REQUIRE(!err);
-  return v;
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::vector<uint8_t> fixture(const std::string& rel) {
   auto bytes = test::read_file(test::fixture_path("numpy/" + rel));
@@ -138,7 +56,7 @@ Result<npy::PyValue> literal(std::string_view text, bool long_suffix = false) {
 
 }  // namespace
 
-TEST_CASE("sha256 helper matches the FIPS 180-4 examples", "[npy]") {
+TEST_CASE("the tests' sha256 matches the FIPS 180-4 examples", "[support]") {
   CHECK(sha256_hex({}) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   const std::string abc = "abc";
   CHECK(sha256_hex({reinterpret_cast<const uint8_t*>(abc.data()), abc.size()}) ==
@@ -321,8 +239,8 @@ TEST_CASE("every hostile NumPy fixture is rejected with its specific error", "[n
     CHECK_THAT(lower(m.error().message), Catch::Contains(lower(contains)));
     // The remote path reaches the same verdict.
     auto s = parse_sparse(bytes, file);
-    REQUIRE_FALSE(s.model);
-    CHECK(s.model.error().message == m.error().message);
+    REQUIRE_FALSE(s.result);
+    CHECK(s.result.error().message == m.error().message);
     messages.push_back(m.error().message);
     ++count;
   }
@@ -464,21 +382,21 @@ TEST_CASE("npz entries become tensors by name; other entries are listed", "[npy]
 TEST_CASE("a remote .npy header arrives in one request, a long one in two", "[npy]") {
   const auto f4 = fixture("valid/f4_le.npy");
   auto s = parse_sparse(f4, "f4_le.npy");
-  REQUIRE(s.model);
+  REQUIRE(s.result);
   CHECK(s.rounds == 2);  // one need_bytes round, then the parse
   CHECK(s.bytes_fed == 128);  // the header, not the array data
   const auto long_header = fixture("valid/rank20_f4.npy");
   auto l = parse_sparse(long_header, "rank20_f4.npy");
-  REQUIRE(l.model);
+  REQUIRE(l.result);
   CHECK(l.rounds == 3);
-  CHECK(l.bytes_fed <= 128 + l.model->tensors[0].offset);
-  CHECK(l.model->tensors[0].offset > 128);
+  CHECK(l.bytes_fed <= 128 + l.result->tensors[0].offset);
+  CHECK(l.result->tensors[0].offset > 128);
 }
 
 TEST_CASE("a remote .npz asks for every local and NPY header in one round", "[npy]") {
   // Small archives arrive whole with the ZIP reader's 64 KiB tail window: one round.
   auto small = parse_sparse(fixture("valid/positional.npz"), "positional.npz");
-  REQUIRE(small.model);
+  REQUIRE(small.result);
   CHECK(small.asks.size() == 1);
 
   // Larger ones: the tail (end record + central directory), then every local header with
@@ -488,8 +406,8 @@ TEST_CASE("a remote .npz asks for every local and NPY header in one round", "[np
     INFO(name);
     const auto bytes = fixture(std::string("valid/") + name);
     auto s = parse_sparse(bytes, name);
-    REQUIRE(s.model);
-    const auto& m = *s.model;
+    REQUIRE(s.result);
+    const auto& m = *s.result;
     const bool with_long_header = m.find("long_header") != nullptr;
     // A third round only for an NPY header that the local-header request (the reader's
     // slack for extra fields, then 128 bytes) did not cover.

@@ -10,17 +10,10 @@
 #include "support.h"
 
 using namespace amn;
+using amn::test::jv;
 using pickle::Kind;
 
 namespace {
-
-template <class T>
-T jv(simdjson::simdjson_result<T> r) {
-  T v{};
-  const auto err = std::move(r).get(v);
-  REQUIRE(!err);
-  return v;
-}
 
 Result<pickle::Pickle> run_bytes(const std::vector<uint8_t>& b, const ParseLimits& limits = {}) {
   pickle::Options o;

@@ -17,52 +17,10 @@
 #include "support.h"
 
 using namespace amn;
+using amn::test::jv;
+using amn::test::sha256_hex;
 
 namespace {
-
-// FIPS 180-4 SHA-256, enough for fixture checks.
-std::string sha256_hex(const std::vector<uint8_t>& msg) {
-  static constexpr uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-      0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-      0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-      0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-      0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-      0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::vector<uint8_t> m = msg;
-  const uint64_t bits = uint64_t{msg.size()} * 8;
-  m.push_back(0x80);
-  while (m.size() % 64 != 56) m.push_back(0);
-  for (int i = 7; i >= 0; --i) m.push_back(static_cast<uint8_t>(bits >> (8 * i)));
-  auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
-  for (size_t off = 0; off < m.size(); off += 64) {
-    uint32_t w[64];
-    for (int i = 0; i < 16; ++i) {
-      w[i] = uint32_t{m[off + 4 * i]} << 24 | uint32_t{m[off + 4 * i + 1]} << 16 | uint32_t{m[off + 4 * i + 2]} << 8 | m[off + 4 * i + 3];
-    }
-    for (int i = 16; i < 64; ++i) {
-      const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (int i = 0; i < 64; ++i) {
-      const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
-      const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-    }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
-  }
-  std::string out;
-  char buf[9];
-  for (uint32_t x : h) {
-    std::snprintf(buf, sizeof buf, "%08x", x);
-    out += buf;
-  }
-  return out;
-}
 
 Result<Model> parse_memory(const std::vector<uint8_t>& bytes, const std::string& name, const ParseLimits& limits = {}) {
   FileSet set;
@@ -70,37 +28,9 @@ Result<Model> parse_memory(const std::vector<uint8_t>& bytes, const std::string&
   return parse_pth(set, 0, limits);
 }
 
-struct SparseParse {
-  Result<Model> model = make_error(ErrorCode::internal, "not run");
-  int rounds = 0;
-  uint64_t bytes_fed = 0;
-};
-
-SparseParse parse_sparse(const std::vector<uint8_t>& bytes, const std::string& name) {
-  FileSet set;
-  auto owned = std::make_unique<SparseSource>(bytes.size());
-  SparseSource* sparse = owned.get();
-  set.add(name, std::move(owned));
-  SparseParse out;
-  for (out.rounds = 1; out.rounds < 20; ++out.rounds) {
-    out.model = parse_pth(set, 0, {});
-    if (out.model || out.model.error().code != ErrorCode::need_bytes) return out;
-    REQUIRE(!out.model.error().need_bytes.empty());
-    for (const auto& r : out.model.error().need_bytes) {
-      REQUIRE(r.offset + r.length <= bytes.size());
-      REQUIRE(sparse->add_copy(r.offset, {bytes.data() + r.offset, static_cast<size_t>(r.length)}));
-      out.bytes_fed += r.length;
-    }
-  }
-  return out;
-}
-
-template <class T>
-T jv(simdjson::simdjson_result<T> r) {
-  T v{};
-  const auto err = std::move(r).get(v);
-  REQUIRE(!err);
-  return v;
+// The remote path: a SparseSource fed exactly the ranges parse_pth asks for.
+auto parse_sparse(const std::vector<uint8_t>& bytes, const std::string& name) {
+  return test::feed_sparse(bytes, name, [](FileSet& set) { return parse_pth(set, 0, {}); });
 }
 
 std::string str(simdjson::simdjson_result<simdjson::dom::element> e) { return std::string(jv(e.get_string())); }
@@ -176,10 +106,6 @@ bool zip_reader_ready() {
 }
 
 }  // namespace
-
-TEST_CASE("sha256 helper matches a known digest", "[pth]") {
-  CHECK(sha256_hex({'a', 'b', 'c'}) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
 
 TEST_CASE("legacy torch.save files match torch.load", "[pth]") {
   for (const char* f : {"legacy_dtypes.pt", "legacy_views.pt", "legacy_nested.pt", "legacy_tied.pt"}) check_against_torch(f);
@@ -270,13 +196,13 @@ TEST_CASE("sans-IO: legacy files in three rounds, every truncation refused", "[p
     INFO(f);
     const auto bytes = test::read_file(test::fixture_path(std::string("torch/valid/") + f));
     auto s = parse_sparse(bytes, f);
-    if (!s.model) FAIL(s.model.error().message);
+    if (!s.result) FAIL(s.result.error().message);
     CHECK(s.rounds <= 4);  // head, window, storage headers, done
     auto direct = parse_memory(bytes, f);
     REQUIRE(direct);
-    CHECK(direct->details_json == s.model->details_json);
-    REQUIRE(direct->tensors.size() == s.model->tensors.size());
-    for (size_t i = 0; i < direct->tensors.size(); ++i) CHECK(direct->tensors[i].offset == s.model->tensors[i].offset);
+    CHECK(direct->details_json == s.result->details_json);
+    REQUIRE(direct->tensors.size() == s.result->tensors.size());
+    for (size_t i = 0; i < direct->tensors.size(); ++i) CHECK(direct->tensors[i].offset == s.result->tensors[i].offset);
     for (size_t n = 0; n < bytes.size(); ++n) {
       std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
       auto r = parse_memory(cut, f);
@@ -293,7 +219,7 @@ TEST_CASE("sans-IO: ZIP checkpoints in few rounds, no tensor data fetched", "[pt
   }
   const auto bytes = test::read_file(test::fixture_path("torch/valid/pytorch_model.bin"));
   auto s = parse_sparse(bytes, "pytorch_model.bin");
-  if (!s.model) FAIL(s.model.error().message);
+  if (!s.result) FAIL(s.result.error().message);
   // EOCD + central directory (one tail window), local headers, data.pkl + records.
   // A file this small lies inside the ZIP reader's 64 KiB tail window, so the bytes fed
   // cannot show that tensor data is skipped; the round count can.

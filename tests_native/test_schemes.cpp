@@ -6,73 +6,30 @@
 
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "scheme_support.h"
 #include "support.h"
 
 using namespace amn;
+using amn::test::VecSink;
 using amn::test::fixture_path;
 using amn::test::read_file;
+using namespace amn::test::schemes;
 
 namespace {
 
-struct VecSink : Sink {
-  std::vector<uint8_t> bytes;
-  Status write(std::span<const uint8_t> b) override {
-    bytes.insert(bytes.end(), b.begin(), b.end());
-    return {};
-  }
-};
-
-// A fixture model (with its config.json when it has one), opened as the CLI opens a folder.
-struct Opened {
-  std::vector<uint8_t> model_bytes, config_bytes;
-  FileSet files;
-  Result<Model> model = make_error(ErrorCode::internal, "not opened");
-};
-
-std::unique_ptr<Opened> open_fixture(const std::string& family, const std::string& stem) {
-  auto o = std::make_unique<Opened>();
-  o->model_bytes = read_file(fixture_path("quantized/" + family + "/" + stem + ".safetensors"));
-  o->config_bytes = read_file(fixture_path("quantized/" + family + "/" + stem + ".config.json"));
-  o->files.add("model.safetensors", std::make_unique<MemorySource>(o->model_bytes));
-  if (!o->config_bytes.empty()) o->files.add("config.json", std::make_unique<MemorySource>(o->config_bytes));
-  o->model = open_model(o->files, {});
-  return o;
-}
-
-// Every tensor of the expected file, by name: the dequantized bytes.
-std::vector<std::pair<std::string, std::vector<uint8_t>>> expected_tensors(const std::string& path) {
-  auto bytes = read_file(path);
-  FileSet set;
-  set.add("e.safetensors", std::make_unique<MemorySource>(bytes));
-  auto m = open_model(set, {});
-  REQUIRE(m);
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
-  for (const auto& t : m->tensors) {
-    out.emplace_back(t.name, std::vector<uint8_t>(bytes.begin() + t.offset, bytes.begin() + t.offset + t.nbytes));
-  }
-  return out;
-}
-
-std::vector<uint8_t> dequantized(Opened& o, const std::string& name) {
-  auto plan = plan_tensor(*o.model, name, std::nullopt);
-  REQUIRE(plan);
-  VecSink sink;
-  REQUIRE(execute_plan(*plan, o.files, sink));
-  return sink.bytes;
-}
-
 void check_family(const std::string& family, const std::string& stem, const std::string& scheme) {
   INFO(family << "/" << stem);
-  auto o = open_fixture(family, stem);
+  auto o = open_fixture("quantized/" + family, stem);
   REQUIRE(o->model);
-  for (const auto& [name, bytes] : expected_tensors(fixture_path("quantized/" + family + "/" + stem + ".expected.safetensors"))) {
+  for (const auto& [name, want] : expected_tensors(fixture_path("quantized/" + family + "/" + stem + ".expected.safetensors"))) {
     INFO(name);
-    const LogicalTensor* l = nullptr;
-    for (const auto& x : o->model->logical) if (x.name == name) l = &x;
+    const LogicalTensor* l = logical(*o->model, name);
     REQUIRE(l);
     CHECK(l->scheme == scheme);
     CHECK(l->error.empty());
-    CHECK(dequantized(*o, name) == bytes);
+    auto got = dequantized(*o, name, std::nullopt);
+    REQUIRE(got);
+    CHECK(*got == want.bytes);
   }
 }
 
@@ -85,7 +42,7 @@ TEST_CASE("FP8 weights are found and dequantized bit-exactly", "[schemes]") {
 }
 
 TEST_CASE("an FP8 model converts with its scales consumed and other tensors kept", "[schemes]") {
-  auto o = open_fixture("fp8", "channel_e4m3_ct");
+  auto o = open_fixture("quantized/fp8", "channel_e4m3_ct");
   REQUIRE(o->model);
   auto plan = plan_convert(*o->model, cast_options(DType::BF16));
   REQUIRE(plan);
@@ -94,7 +51,7 @@ TEST_CASE("an FP8 model converts with its scales consumed and other tensors kept
   // input_scale consumed; weight_scale consumed into the weight.
   CHECK(names == std::vector<std::string>{"model.layers.0.self_attn.k_proj.weight BF16",
                                           "model.layers.0.self_attn.o_proj.weight BF16"});
-  auto block = open_fixture("fp8", "block_e4m3");
+  auto block = open_fixture("quantized/fp8", "block_e4m3");
   REQUIRE(block->model);
   auto kept = plan_convert(*block->model, cast_options(DType::F16));
   REQUIRE(kept);

@@ -52,29 +52,10 @@ Status run_gather(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t
   return {};
 }
 
-// Every input range of a scheme piece. Missing ranges are asked for together (one
-// need_bytes round); each is copied out, because reading the next range from a sparse
-// source may coalesce chunks and end the previous view.
+// Every input range of a scheme piece, asked for in one need_bytes round.
 Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out) {
-  std::vector<ByteRange> missing;
-  for (const auto& r : p.inputs) {
-    auto got = files.read(r.file, r.offset, r.length);
-    if (got) continue;
-    if (got.error().code != ErrorCode::need_bytes) return std::move(got).error();
-    missing.insert(missing.end(), got.error().need_bytes.begin(), got.error().need_bytes.end());
-  }
-  if (!missing.empty()) {
-    Error e = make_error(ErrorCode::need_bytes, "piece inputs not yet available");
-    e.need_bytes = std::move(missing);
-    return e;
-  }
-  std::vector<std::vector<uint8_t>> copies(p.inputs.size());
-  std::vector<std::span<const uint8_t>> views(p.inputs.size());
-  for (size_t k = 0; k < p.inputs.size(); ++k) {
-    AMN_ASSIGN(auto bytes, files.read(p.inputs[k].file, p.inputs[k].offset, p.inputs[k].length));
-    copies[k].assign(bytes.begin(), bytes.end());
-    views[k] = copies[k];
-  }
+  AMN_ASSIGN(auto copies, read_copies(files, p.inputs));
+  std::vector<std::span<const uint8_t>> views(copies.begin(), copies.end());
   if (p.op >= plan.ops.size() || !plan.ops[p.op]) return make_error(ErrorCode::internal, "a scheme piece without its op");
   return plan.ops[p.op]->run(views, p.row_begin, p.row_end, p.to, out.data());
 }

@@ -164,4 +164,26 @@ std::optional<uint32_t> FileSet::find(std::string_view name) const {
   return std::nullopt;
 }
 
+Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<const ByteRange> ranges) {
+  std::vector<ByteRange> missing;
+  for (const auto& r : ranges) {
+    auto got = files.read(r.file, r.offset, r.length);
+    if (got) continue;
+    if (got.error().code != ErrorCode::need_bytes) return std::move(got).error();
+    missing.insert(missing.end(), got.error().need_bytes.begin(), got.error().need_bytes.end());
+  }
+  if (!missing.empty()) {
+    Error e = make_error(ErrorCode::need_bytes, "inputs not yet available");
+    e.need_bytes = std::move(missing);
+    return e;
+  }
+  std::vector<std::vector<uint8_t>> out;
+  out.reserve(ranges.size());
+  for (const auto& r : ranges) {
+    AMN_ASSIGN(auto bytes, files.read(r.file, r.offset, r.length));
+    out.emplace_back(bytes.begin(), bytes.end());
+  }
+  return out;
+}
+
 }  // namespace amn

@@ -99,4 +99,9 @@ class FileSet {
   std::vector<Entry> files_;
 };
 
+// Copies of several ranges, each read through `files`. Every missing range comes back in
+// one need_bytes error (one round trip, not one per range). Copied, because reading one
+// range of a sparse source may coalesce chunks and end an earlier view.
+Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<const ByteRange> ranges);
+
 }  // namespace amn

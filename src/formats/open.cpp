@@ -192,7 +192,7 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
     model.sharded = ids.size() > 1;
   }
   AMN_TRY(read_config(files, limits, model));
-  AMN_TRY(detect_schemes(model));
+  AMN_TRY(detect_schemes(model, files));
   return model;
 }
 

@@ -10,13 +10,14 @@
 #include <simdjson.h>
 
 #include "core/model.h"
+#include "core/source.h"
 #include "schemes/scheme.h"
 
 namespace amn {
 
 class SchemeContext {
  public:
-  explicit SchemeContext(Model& model);
+  SchemeContext(Model& model, FileSet& files);
   const Model& model() const { return model_; }
   // config.json's "quantization_config" object (or the MLX "quantization"), if any.
   std::optional<simdjson::dom::object> quantization_config() const { return qconfig_; }
@@ -28,11 +29,15 @@ class SchemeContext {
   void claim(LogicalTensor l);
   // Marks a record consumed without output.
   void consume(uint32_t record) { model_.part_of[record] = Model::kConsumedCompanion; }
+  // The bytes of small records, copied out (a sparse source may end earlier views).
+  // The callers bound their sizes first. Every missing range comes back in one need_bytes.
+  Result<std::vector<std::vector<uint8_t>>> read_records(std::span<const uint32_t> records);
   // A record as a byte range (for SchemeOp::inputs).
   ByteRange range(uint32_t record) const;
 
  private:
   Model& model_;
+  FileSet& files_;
   simdjson::dom::parser parser_;
   std::optional<simdjson::dom::object> config_, qconfig_;
   std::map<std::string_view, uint32_t> by_name_;

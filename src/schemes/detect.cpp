@@ -4,7 +4,7 @@
 
 namespace amn {
 
-SchemeContext::SchemeContext(Model& model) : model_(model) {
+SchemeContext::SchemeContext(Model& model, FileSet& files) : model_(model), files_(files) {
   model_.part_of.assign(model_.tensors.size(), Model::kNotPart);
   for (uint32_t i = 0; i < model_.tensors.size(); ++i) by_name_.emplace(model_.tensors[i].name, i);
   if (model_.config_json.empty()) return;
@@ -36,14 +36,20 @@ void SchemeContext::claim(LogicalTensor l) {
   model_.logical.push_back(std::move(l));
 }
 
+Result<std::vector<std::vector<uint8_t>>> SchemeContext::read_records(std::span<const uint32_t> records) {
+  std::vector<ByteRange> ranges;
+  for (uint32_t r : records) ranges.push_back(range(r));
+  return read_copies(files_, ranges);
+}
+
 ByteRange SchemeContext::range(uint32_t record) const {
   const auto& t = model_.tensors[record];
   return ByteRange{t.file, t.offset, t.nbytes};
 }
 
-Status detect_schemes(Model& model) {
+Status detect_schemes(Model& model, FileSet& files) {
   if (model.format != "safetensors") return {};
-  SchemeContext ctx(model);
+  SchemeContext ctx(model, files);
   AMN_TRY(detect_fp4(ctx));
   AMN_TRY(detect_bnb(ctx));
   AMN_TRY(detect_gptq(ctx));

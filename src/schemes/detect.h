@@ -7,9 +7,12 @@
 #pragma once
 #include "core/error.h"
 #include "core/model.h"
+#include "core/source.h"
 
 namespace amn {
 
-Status detect_schemes(Model& model);
+// `files` gives detectors the few small records whose bytes say what the tensor is (a
+// bitsandbytes quant_state); their missing ranges come back as one need_bytes error.
+Status detect_schemes(Model& model, FileSet& files);
 
 }  // namespace amn

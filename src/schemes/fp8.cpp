@@ -6,9 +6,15 @@
 
 #include "kernels/quant/fp8.h"
 #include "schemes/context.h"
+#include "schemes/util.h"
 
 namespace amn {
 namespace {
+
+using schemes::ceil_div;
+using schemes::dims_text;
+using schemes::ends_with;
+using schemes::qconfig_string;
 
 class Fp8Op final : public SchemeOp {
  public:
@@ -28,8 +34,6 @@ class Fp8Op final : public SchemeOp {
   ByteRange weight_, scales_;
 };
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 // weight_block_size from quantization_config, or the compressed-tensors group's block_structure.
 std::optional<std::pair<uint64_t, uint64_t>> configured_block(const SchemeContext& ctx) {
   auto q = ctx.quantization_config();
@@ -42,24 +46,12 @@ std::optional<std::pair<uint64_t, uint64_t>> configured_block(const SchemeContex
   return std::make_pair(r, c);
 }
 
-std::string quant_method(const SchemeContext& ctx) {
-  auto q = ctx.quantization_config();
-  std::string_view m;
-  if (q && (*q)["quant_method"].get_string().get(m) == simdjson::SUCCESS) return std::string(m);
-  return {};
-}
-
-std::string dims_text(const std::vector<uint64_t>& s) {
-  std::string o = "[";
-  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-  return o + "]";
-}
 
 }  // namespace
 
 Status detect_fp8(SchemeContext& ctx) {
   const Model& m = ctx.model();
-  const bool scale_dtype_compute = quant_method(ctx) == "compressed-tensors";
+  const bool scale_dtype_compute = qconfig_string(ctx, "quant_method") == "compressed-tensors";
   const auto block = configured_block(ctx);
   bool any = false;
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
