@@ -1,5 +1,6 @@
 // bitsandbytes dequantization (kernels/quant/bnb.h) against bitsandbytes' own kernels:
-// fixtures/quantized/bnb (C++ CPU kernel for 4-bit, int8_vectorwise_dequant for int8).
+// fixtures/quantized/bnb (C++ CPU kernel for 4-bit, int8_vectorwise_dequant for int8), under
+// every implementation (the scalar reference and each Highway target).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -63,6 +64,21 @@ size_t differing_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>
 }
 
 constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
+
+// Runs check(to) for every target dtype under every implementation this binary can run
+// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
+template <class Fn>
+void for_each_impl_and_target(const Fn& check) {
+  struct Restore {
+    std::string saved{active_impl_name()};
+    ~Restore() { force_impl(saved); }
+  } restore;
+  for (auto impl : available_impls()) {
+    REQUIRE(force_impl(impl));
+    INFO("implementation " << impl);
+    for (DType to : kTargets) check(to);
+  }
+}
 
 std::vector<float> f32s(std::span<const uint8_t> b) {
   std::vector<float> v(b.size() / 4);
@@ -128,7 +144,7 @@ void check_4bit(const std::string& variant, const std::string& base, const std::
   const auto packed = in.data(w);
   REQUIRE(validate_bnb4(p, packed.size(), absmax.size()));
   const auto& et = ex.get(w);
-  for (DType to : kTargets) {
+  for_each_impl_and_target([&](DType to) {
     INFO(variant << " " << base << " -> " << dtype_name(to));
     // The canonical function takes the output dtype as a parameter: compare the fixture's
     // own dtype directly; the others with the casts (exact for these finite values).
@@ -143,7 +159,7 @@ void check_4bit(const std::string& variant, const std::string& base, const std::
     } else if (et.dtype == DType::F32) {
       CHECK(differing_bytes(got, expected_as(DType::F32, ex.data(w), to)) == 0);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -171,7 +187,7 @@ TEST_CASE("bitsandbytes: LLM.int8() with SCB matches int8_vectorwise_dequant", "
     const uint64_t rows = wt.shape[0], cols = wt.shape[1];
     const auto w = in.data(base + ".weight"), scb = in.data(base + ".SCB");
     REQUIRE(validate_bnb_int8(rows, cols, w.size(), scb.size()));
-    for (DType to : kTargets) {
+    for_each_impl_and_target([&](DType to) {
       INFO(base << " -> " << dtype_name(to));
       std::vector<uint8_t> got(rows * cols * esize(to));
       for (uint64_t r = 0; r < rows; r += 50) {
@@ -179,7 +195,7 @@ TEST_CASE("bitsandbytes: LLM.int8() with SCB matches int8_vectorwise_dequant", "
         dequantize_bnb_int8_rows(cols, w.data() + r * cols, scb.data(), r, e, to, got.data() + r * cols * esize(to));
       }
       CHECK(differing_bytes(got, expected_as(DType::F32, ex.data(base + ".weight"), to)) == 0);
-    }
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 // MXFP4 and NVFP4 dequantization (kernels/quant/fp4.h) against transformers'
 // convert_moe_packed_tensors, ModelOpt's NVFP4QTensor.dequantize and compressed-tensors'
-// NVFP4PackedCompressor.decompress: fixtures/quantized/{mxfp4,nvfp4}.
+// NVFP4PackedCompressor.decompress: fixtures/quantized/{mxfp4,nvfp4}, under every
+// implementation (the scalar reference and each Highway target).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -64,6 +65,21 @@ size_t differing_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>
 
 constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
 
+// Runs check(to) for every target dtype under every implementation this binary can run
+// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
+template <class Fn>
+void for_each_impl_and_target(const Fn& check) {
+  struct Restore {
+    std::string saved{active_impl_name()};
+    ~Restore() { force_impl(saved); }
+  } restore;
+  for (auto impl : available_impls()) {
+    REQUIRE(force_impl(impl));
+    INFO("implementation " << impl);
+    for (DType to : kTargets) check(to);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("mxfp4: gpt-oss blocks and scales match transformers' convert_moe_packed_tensors", "[quant][fp4]") {
@@ -78,7 +94,7 @@ TEST_CASE("mxfp4: gpt-oss blocks and scales match transformers' convert_moe_pack
     const auto blocks = in.data(base + "_blocks"), scales = in.data(base + "_scales");
     REQUIRE(validate_mxfp4(p, blocks.size(), scales.size()));
     const uint64_t cols = groups * 32;
-    for (DType to : kTargets) {
+    for_each_impl_and_target([&](DType to) {
       INFO(proj << " -> " << dtype_name(to));
       const size_t es = esize(to);
       std::vector<uint8_t> got(p.rows * cols * es);
@@ -97,7 +113,7 @@ TEST_CASE("mxfp4: gpt-oss blocks and scales match transformers' convert_moe_pack
             diff += std::memcmp(got.data() + ((x * out_f + o) * cols + c) * es,
                                 want.data() + ((x * cols + c) * out_f + o) * es, es) != 0;
       CHECK(diff == 0);
-    }
+    });
   }
 }
 
@@ -121,7 +137,7 @@ void check_nvfp4(const std::string& variant, Nvfp4Layout layout, const std::stri
   // dtype; compressed-tensors' decompress returns BF16.
   const DType canon = layout == Nvfp4Layout::modelopt ? DType::F32 : DType::BF16;
   REQUIRE(ex.get(base + ".weight").dtype == canon);
-  for (DType to : kTargets) {
+  for_each_impl_and_target([&](DType to) {
     INFO(variant << " " << base << " -> " << dtype_name(to));
     std::vector<uint8_t> got(p.rows * p.cols * esize(to));
     for (uint64_t r = 0; r < p.rows; r += 10) {
@@ -130,7 +146,7 @@ void check_nvfp4(const std::string& variant, Nvfp4Layout layout, const std::stri
                             got.data() + r * p.cols * esize(to));
     }
     CHECK(differing_bytes(got, expected_as(canon, ex.data(base + ".weight"), to)) == 0);
-  }
+  });
 }
 }  // namespace
 

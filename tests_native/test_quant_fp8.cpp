@@ -1,6 +1,7 @@
 // FP8 dequantization (kernels/quant/fp8.h) against the producers' own dequantizers:
 // fixtures/quantized/fp8 (transformers Fp8Dequantize, compressed-tensors _process_block and
-// _dequantize). Every target dtype, computed in pieces of rows.
+// _dequantize). Every target dtype, computed in pieces of rows, under every implementation
+// (the scalar reference and each Highway target; test_quant_simd.cpp: random inputs).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -64,6 +65,21 @@ size_t differing_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>
 
 constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
 
+// Runs check(to) for every target dtype under every implementation this binary can run
+// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
+template <class Fn>
+void for_each_impl_and_target(const Fn& check) {
+  struct Restore {
+    std::string saved{active_impl_name()};
+    ~Restore() { force_impl(saved); }
+  } restore;
+  for (auto impl : available_impls()) {
+    REQUIRE(force_impl(impl));
+    INFO("implementation " << impl);
+    for (DType to : kTargets) check(to);
+  }
+}
+
 // Runs the kernel in pieces of `piece` rows and returns the whole output.
 std::vector<uint8_t> run_fp8(const Fp8Params& p, std::span<const uint8_t> w, std::span<const uint8_t> s, DType to,
                              uint64_t piece) {
@@ -86,11 +102,11 @@ void check_fp8(const std::string& variant, const std::string& base, Fp8Params p,
   p.cols = wt.shape.at(1);
   p.scale = st.dtype;
   const auto& et = ex.get(base + ".weight");
-  for (DType to : kTargets) {
+  for_each_impl_and_target([&](DType to) {
     INFO(variant << " " << base << " -> " << dtype_name(to));
     const auto got = run_fp8(p, in.data(base + ".weight"), in.data(base + "." + scale_name), to, 77);
     CHECK(differing_bytes(got, expected_as(et.dtype, ex.data(base + ".weight"), to)) == 0);
-  }
+  });
 }
 
 }  // namespace

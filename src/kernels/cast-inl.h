@@ -233,7 +233,8 @@ HWY_NOINLINE void Same(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out
 // float's range: NaN bits would be unspecified on WASM, and Highway's emulated targets
 // saturate overflow to FLT_MAX. Other vectors (rare in real weights) go to the reference.
 // Highway 1.0.3 has no f64 vectors on WASM: there the reference does it all.
-HWY_NOINLINE void F64ToF32(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t count) {
+// inline: other kernels' -inl.h files include this one too (one definition per program).
+inline HWY_NOINLINE void F64ToF32(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t count) {
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> df64;
   const hn::Rebind<float, decltype(df64)> df32;
@@ -269,7 +270,7 @@ HWY_NOINLINE void F64ToHalf(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRIC
 
 // The per-target entry point exported to cast.cpp. Pairs without a kernel (copies,
 // unsupported types) go to the reference.
-HWY_NOINLINE void CastFloats(DType from, DType to, const uint8_t* in, uint8_t* out, size_t count) {
+inline HWY_NOINLINE void CastFloats(DType from, DType to, const uint8_t* in, uint8_t* out, size_t count) {
   using D = DType;
   if (from == D::F32 && to == D::BF16) return Narrow<F32ToBF16>(in, out, count);
   if (from == D::F32 && to == D::F16) return Narrow<F32ToF16>(in, out, count);

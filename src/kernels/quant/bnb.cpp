@@ -41,6 +41,13 @@ Error bad(std::string m) { return make_error(ErrorCode::invalid_argument, "bitsa
 
 }  // namespace
 
+// bnb_simd.cpp: the Highway kernels of the current target (false, nothing written, where
+// there are none).
+bool dequantize_bnb4_simd(const Bnb4Params& p, const uint8_t* packed, const float* absmax, uint64_t begin,
+                          uint64_t end, DType to, uint8_t* out);
+bool dequantize_bnb_int8_rows_simd(uint64_t cols, const uint8_t* weight, const uint8_t* scb, uint64_t row_begin,
+                                   uint64_t row_end, DType to, uint8_t* out);
+
 float bnb4_codebook(Bnb4Type type, uint8_t code) { return (type == Bnb4Type::fp4 ? kFp4 : kNf4)[code & 0x0F]; }
 
 Status validate_bnb4(const Bnb4Params& p, uint64_t packed_bytes, uint64_t absmax_count) {
@@ -61,6 +68,8 @@ Status validate_bnb4(const Bnb4Params& p, uint64_t packed_bytes, uint64_t absmax
 
 void dequantize_bnb4(const Bnb4Params& p, const uint8_t* packed, std::span<const float> absmax, uint64_t begin,
                      uint64_t end, DType to, uint8_t* out) {
+  // The SIMD kernel unless the reference is forced (kernels/cast.h: force_impl, AMN_FORCE_IMPL).
+  if (!reference_impl_forced() && dequantize_bnb4_simd(p, packed, absmax.data(), begin, end, to, out)) return;
   const float* lut = p.type == Bnb4Type::fp4 ? kFp4 : kNf4;
   for (uint64_t i = begin; i < end; ++i) {
     const uint8_t byte = packed[i / 2];
@@ -101,6 +110,8 @@ Status validate_bnb_int8(uint64_t rows, uint64_t cols, uint64_t weight_bytes, ui
 
 void dequantize_bnb_int8_rows(uint64_t cols, const uint8_t* weight, const uint8_t* scb, uint64_t row_begin,
                               uint64_t row_end, DType to, uint8_t* out) {
+  if (!reference_impl_forced() && dequantize_bnb_int8_rows_simd(cols, weight, scb, row_begin, row_end, to, out))
+    return;
   // torch: A * stats.view(-1, 1) * 7.874015718698502e-3, the scalar taken as float.
   constexpr float kInv127 = static_cast<float>(7.874015718698502e-3);
   uint64_t i = 0;

@@ -1,4 +1,5 @@
-// bitsandbytes dequantization, scalar reference: NF4 / FP4 (4-bit codebooks with one
+// bitsandbytes dequantization (scalar reference in bnb.cpp, Highway kernels with the same
+// bytes in bnb-inl.h, chosen as kernels/cast.h says): NF4 / FP4 (4-bit codebooks with one
 // absmax per block of the flattened tensor, optionally double-quantized) and LLM.int8()
 // (int8 rows times SCB / 127). Bit-exact with bitsandbytes' own kernels
 // (csrc/cpu_ops.cpp dequantizeBlockwise4bitCpu, csrc/kernels.cu kDequantizeBlockwise,

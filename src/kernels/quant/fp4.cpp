@@ -4,17 +4,11 @@
 #include <string>
 
 #include "kernels/cast.h"
+#include "kernels/quant/fp4_values.h"
 #include "kernels/quant/fp8.h"
 
 namespace amn::quant {
 namespace {
-
-// transformers FP4_VALUES and compressed-tensors kE2M1 * sign: -0.0 at code 8.
-constexpr float kE2M1Signed[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
-                                   -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-// ModelOpt e2m1_values: torch.tensor([0, 0.5, ..., 0, -0.5, ...]): code 8 is +0.0.
-constexpr float kE2M1ModelOpt[16] = {0.0f, 0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
-                                     0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
 float bits_to_f32(uint32_t b) {
   float f;
@@ -35,17 +29,16 @@ void store(DType to, uint8_t* out, uint64_t i, float v) {
   store16(out, i, to == DType::BF16 ? scalar::f32_to_bf16(v) : scalar::f32_to_f16(v));
 }
 
-// 2^(s - 127) as torch.pow(2.0, s - 127) gives it in f32: exact (2^-127 is subnormal),
-// +inf for s = 255.
-float e8m0_to_f32(uint8_t s) {
-  if (s == 255) return bits_to_f32(0x7F800000u);
-  if (s == 0) return bits_to_f32(0x00400000u);
-  return bits_to_f32(static_cast<uint32_t>(s) << 23);
-}
-
 Error bad(std::string m) { return make_error(ErrorCode::invalid_argument, std::move(m)); }
 
 }  // namespace
+
+// fp4_simd.cpp: the Highway kernels of the current target (false, nothing written, where
+// there are none). `lut`: the E2M1 values, from here so that fp4_simd.cpp cannot fold them.
+bool dequantize_mxfp4_rows_simd(const Mxfp4Params& p, const float* lut, const uint8_t* blocks, const uint8_t* scales,
+                                uint64_t row_begin, uint64_t row_end, DType to, uint8_t* out);
+bool dequantize_nvfp4_rows_simd(const Nvfp4Params& p, const float* lut, const uint8_t* packed, const uint8_t* scales,
+                                uint64_t row_begin, uint64_t row_end, DType to, uint8_t* out);
 
 Status validate_mxfp4(const Mxfp4Params& p, uint64_t blocks_bytes, uint64_t scales_bytes) {
   if (p.rows == 0 || p.groups == 0) return bad("mxfp4: empty blocks tensor");
@@ -61,6 +54,10 @@ Status validate_mxfp4(const Mxfp4Params& p, uint64_t blocks_bytes, uint64_t scal
 
 void dequantize_mxfp4_rows(const Mxfp4Params& p, const uint8_t* blocks, const uint8_t* scales, uint64_t row_begin,
                            uint64_t row_end, DType to, uint8_t* out) {
+  // The SIMD kernel unless the reference is forced (kernels/cast.h: force_impl, AMN_FORCE_IMPL).
+  if (!reference_impl_forced() &&
+      dequantize_mxfp4_rows_simd(p, kE2M1Signed, blocks, scales, row_begin, row_end, to, out))
+    return;
   const uint64_t n = row_end - row_begin;
   uint64_t i = 0;
   for (uint64_t r = 0; r < n; ++r) {
@@ -100,9 +97,11 @@ Status validate_nvfp4(const Nvfp4Params& p, uint64_t packed_bytes, uint64_t scal
 
 void dequantize_nvfp4_rows(const Nvfp4Params& p, const uint8_t* packed, const uint8_t* scales, uint64_t row_begin,
                            uint64_t row_end, DType to, uint8_t* out) {
-  const uint64_t n = row_end - row_begin, groups = p.cols / 16;
   const bool mo = p.layout == Nvfp4Layout::modelopt;
   const float* lut = mo ? kE2M1ModelOpt : kE2M1Signed;
+  if (!reference_impl_forced() && dequantize_nvfp4_rows_simd(p, lut, packed, scales, row_begin, row_end, to, out))
+    return;
+  const uint64_t n = row_end - row_begin, groups = p.cols / 16;
   uint64_t i = 0;
   for (uint64_t r = 0; r < n; ++r) {
     for (uint64_t g = 0; g < groups; ++g) {

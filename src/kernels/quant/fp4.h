@@ -1,4 +1,5 @@
-// FP4 (E2M1) weights with shared scales, scalar reference:
+// FP4 (E2M1) weights with shared scales (scalar reference in fp4.cpp, Highway kernels with
+// the same bytes in fp4-inl.h, chosen as kernels/cast.h says):
 //  - MXFP4 as gpt-oss ships it: <proj>_blocks U8 [..., rows, groups, 16] (32 E2M1 codes per
 //    group, low nibble = even column) and <proj>_scales U8 [..., rows, groups] (E8M0:
 //    2^(s - 127)). Bit-exact with transformers' convert_moe_packed_tensors for every target

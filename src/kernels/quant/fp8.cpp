@@ -53,6 +53,11 @@ bool is_nan_code(DType t, uint8_t c) {
 
 }  // namespace
 
+// fp8_simd.cpp: the Highway kernel of the current target (false, nothing written, where
+// there is none).
+bool dequantize_fp8_rows_simd(const Fp8Params& p, const uint8_t* weight, const uint8_t* scales, uint64_t row_begin,
+                              uint64_t row_end, DType to, uint8_t* out);
+
 float fp8_to_f32(DType weight, uint8_t code) {
   const uint32_t sign = static_cast<uint32_t>(code & 0x80) << 24;
   if (weight == DType::F8_E5M2) {
@@ -99,6 +104,8 @@ Status validate_fp8(const Fp8Params& p, uint64_t weight_bytes, uint64_t scale_by
 
 void dequantize_fp8_rows(const Fp8Params& p, const uint8_t* weight, const uint8_t* scales, uint64_t row_begin,
                          uint64_t row_end, DType to, uint8_t* out) {
+  // The SIMD kernel unless the reference is forced (kernels/cast.h: force_impl, AMN_FORCE_IMPL).
+  if (!reference_impl_forced() && dequantize_fp8_rows_simd(p, weight, scales, row_begin, row_end, to, out)) return;
   float table[256];
   for (int c = 0; c < 256; ++c) table[c] = fp8_to_f32(p.weight, static_cast<uint8_t>(c));
   uint64_t i = 0;

@@ -1,6 +1,8 @@
-// FP8 weight dequantization (F8_E4M3 / F8_E5M2 weights times F32 / BF16 / F16 scales),
-// scalar reference. One rule covers every scale layout real checkpoints use: the scale
-// tensor is a grid [scale_rows, scale_cols] and element (r, c) of the weight uses scale
+// FP8 weight dequantization (F8_E4M3 / F8_E5M2 weights times F32 / BF16 / F16 scales):
+// the scalar reference (fp8.cpp) and Highway kernels (fp8-inl.h) giving the same bytes on
+// every target, chosen as kernels/cast.h says (AMN_FORCE_IMPL=scalar runs the reference).
+// One rule covers every scale layout real checkpoints use: the scale tensor is a grid
+// [scale_rows, scale_cols] and element (r, c) of the weight uses scale
 // (r / block_rows, c / block_cols). Per tensor: grid 1x1, block = the whole matrix;
 // per channel ([out, 1] or [out]): grid rows x 1, block 1 x cols; DeepSeek-V3
 // weight_scale_inv: grid ceil(rows/128) x ceil(cols/128), block 128x128 (the last row and

@@ -1,0 +1,239 @@
+// Highway helpers shared by the quantized-safetensors kernels (fp8-inl.h, bnb-inl.h,
+// fp4-inl.h), compiled per target by the *_simd.cpp files that include them:
+//  - F32 results to BF16 / F16 / F32 bytes with PyTorch's casts: cast-inl.h's own bit
+//    manipulation, so every kernel rounds exactly as kernels/cast.h and the references do.
+//  - Runs of full vectors with one zero-padded vector for the remainder (no scalar tail to
+//    keep in step with the reference: the padded vector computes the same lanes).
+//  - 16-entry tables looked up per nibble. A 4-bit code with one scale per group can only
+//    give 16 outputs per group, so each group computes its table of 16 output values
+//    (the reference's f32 product and rounding, in vectors), split into byte planes, and
+//    every code is then one byte shuffle per plane (on WASM the swizzle instruction).
+// Everything here is HWY_INLINE: several translation units include it per target.
+
+// Per-target include guard (toggled by foreach_target.h).
+#if defined(AMN_KERNELS_QUANT_QUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_QUANT_QUANT_INL_H_
+#undef AMN_KERNELS_QUANT_QUANT_INL_H_
+#else
+#define AMN_KERNELS_QUANT_QUANT_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "hwy/highway.h"
+
+#include "kernels/cast-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace quant {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+namespace cast = ::amn::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+constexpr size_t OutBytes(DType to) { return to == DType::F32 ? 4 : 2; }
+
+// F32 bits to the target's bits (16-bit targets in the low half of each u32 lane).
+template <DType kTo, class DU, class V = hn::VFromD<DU>>
+HWY_INLINE V F32BitsTo(DU du, V bits) {
+  if constexpr (kTo == DType::BF16) return cast::F32ToBF16Bits(du, bits, 0xFFFFu);
+  else if constexpr (kTo == DType::F16) return cast::F32ToF16Bits(du, bits);
+  else return bits;
+}
+
+// Highway 1.0.3's WASM partial loads and stores (4 or 8 bytes of a 16-byte vector) copy
+// through the stack; one scalar move to or from lane 0 is what LLVM turns into
+// v128.load32_zero / i64x2.extract_lane (WASM FP8 ran at half its SSE4 speed without).
+
+// Lanes(du) bytes at p, one per u32 lane.
+template <class DU>
+HWY_INLINE hn::VFromD<DU> LoadBytesToU32(DU du, const uint8_t* HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_WASM
+  static_assert(hn::MaxLanes(DU()) == 4, "WASM vectors are 128-bit");
+  uint32_t bytes;
+  std::memcpy(&bytes, p, 4);
+  return hn::PromoteTo(du, hn::VFromD<hn::Rebind<uint8_t, DU>>{wasm_i32x4_make(static_cast<int32_t>(bytes), 0, 0, 0)});
+#else
+  return hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), p));
+#endif
+}
+
+// Stores the target's bits (as F32BitsTo leaves them) of Lanes(du) elements.
+template <DType kTo, class DU, class V = hn::VFromD<DU>>
+HWY_INLINE void StoreOut(DU du, V bits, uint8_t* HWY_RESTRICT out) {
+  if constexpr (kTo == DType::F32) {
+    cast::StoreBytes(du, bits, out);
+  } else {
+    const hn::Rebind<uint16_t, DU> du16;
+    const hn::RebindToSigned<DU> di32;
+    const auto narrow = hn::DemoteTo(du16, hn::BitCast(di32, bits));  // bits <= 0xFFFF
+#if HWY_TARGET == HWY_WASM
+    const int64_t lane0 = wasm_i64x2_extract_lane(narrow.raw, 0);
+    std::memcpy(out, &lane0, 8);
+#else
+    cast::StoreBytes(du16, narrow, out);
+#endif
+  }
+}
+
+// Elements [0, n) of a run: `vector(in, out)` reads Lanes(du) elements of kInBytes each
+// and writes Lanes(du) outputs of kOutBytes each; the last partial vector reads a
+// zero-padded copy and only its first lanes are kept.
+template <size_t kInBytes, size_t kOutBytes, class DU, class Fn>
+HWY_INLINE void Run(DU du, const uint8_t* HWY_RESTRICT in, size_t n, uint8_t* HWY_RESTRICT out, const Fn& vector) {
+  const size_t lanes = hn::Lanes(du);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) vector(in + i * kInBytes, out + i * kOutBytes);
+  if (i == n) return;
+  alignas(64) uint8_t padded_in[HWY_MAX_BYTES / 4 * kInBytes] = {};
+  alignas(64) uint8_t padded_out[HWY_MAX_BYTES / 4 * kOutBytes];
+  std::memcpy(padded_in, in + i * kInBytes, (n - i) * kInBytes);
+  vector(padded_in, padded_out);
+  std::memcpy(out + i * kOutBytes, padded_out, (n - i) * kOutBytes);
+}
+
+// ---- 16-entry tables per nibble (128-bit vectors on every target) ----
+
+using D8 = hn::Full128<uint8_t>;
+using D16 = hn::Full128<uint16_t>;
+using D32 = hn::Full128<uint32_t>;
+using D64 = hn::Full128<uint64_t>;
+using DF4 = hn::Full128<float>;
+using V8 = hn::VFromD<D8>;
+using V32 = hn::VFromD<D32>;
+using VF4 = hn::VFromD<DF4>;
+
+// table[idx] for 16 indices below 16. Highway's WASM TableLookupBytes goes through
+// memory byte by byte (it avoids i8x16.swizzle for engines older than 2021); Node has it.
+HWY_INLINE V8 Lookup16(V8 table, V8 idx) {
+#if HWY_TARGET == HWY_WASM
+  return V8{wasm_i8x16_swizzle(table.raw, idx.raw)};
+#else
+  return hn::TableLookupBytes(table, idx);
+#endif
+}
+
+// The 16 output values of one group: `entries[k]` holds codes 4k .. 4k + 3 as the
+// target's bits in u32 lanes; plane[b] holds byte b of every code's value.
+template <size_t kBytes>
+struct Table16 {
+  V32 entries[4];
+  V8 plane[kBytes];
+};
+
+template <size_t kBytes>
+HWY_INLINE Table16<kBytes> MakeTable(V32 e0, V32 e1, V32 e2, V32 e3) {
+  const D8 d8;
+  const D32 d32;
+  const D64 d64;
+  Table16<kBytes> t{{e0, e1, e2, e3}, {}};
+  // Gather each vector's bytes by position (u32 lane b: byte b of its 4 codes), then a
+  // 4x4 transpose of u32 lanes puts byte b of all 16 codes in one vector.
+  alignas(16) static constexpr uint8_t kByPosition[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+  const V8 idx = hn::Load(d8, kByPosition);
+  V32 g[4];
+  for (int k = 0; k < 4; ++k) g[k] = hn::BitCast(d32, Lookup16(hn::BitCast(d8, t.entries[k]), idx));
+  const auto ab = hn::BitCast(d64, hn::InterleaveLower(d32, g[0], g[1]));
+  const auto ce = hn::BitCast(d64, hn::InterleaveLower(d32, g[2], g[3]));
+  t.plane[0] = hn::BitCast(d8, hn::InterleaveLower(d64, ab, ce));
+  t.plane[1] = hn::BitCast(d8, hn::InterleaveUpper(d64, ab, ce));
+  if constexpr (kBytes == 4) {
+    const auto ab_hi = hn::BitCast(d64, hn::InterleaveUpper(d32, g[0], g[1]));
+    const auto ce_hi = hn::BitCast(d64, hn::InterleaveUpper(d32, g[2], g[3]));
+    t.plane[2] = hn::BitCast(d8, hn::InterleaveLower(d64, ab_hi, ce_hi));
+    t.plane[3] = hn::BitCast(d8, hn::InterleaveUpper(d64, ab_hi, ce_hi));
+  }
+  return t;
+}
+
+// The table of lut[c] * scale for the 16 codes (lut: 16 aligned floats), with the
+// reference's operand order (value first, then the factor); finish(k, bits) turns the
+// f32 products of codes 4k .. 4k + 3 into the target's bits.
+template <size_t kBytes, class Finish>
+HWY_INLINE Table16<kBytes> ProductTable(const float* HWY_RESTRICT lut, float scale, const Finish& finish) {
+  const DF4 df;
+  const D32 d32;
+  const VF4 s = hn::Set(df, scale);
+  V32 e[4];
+  for (int k = 0; k < 4; ++k) e[k] = finish(k, hn::BitCast(d32, hn::Mul(hn::Load(df, lut + 4 * k), s)));
+  return MakeTable<kBytes>(e[0], e[1], e[2], e[3]);
+}
+
+// The usual finish: PyTorch's cast of the f32 product.
+template <DType kTo>
+HWY_INLINE Table16<OutBytes(kTo)> ProductTable(const float* HWY_RESTRICT lut, float scale) {
+  return ProductTable<OutBytes(kTo)>(lut, scale, [](int, V32 bits) { return F32BitsTo<kTo>(D32(), bits); });
+}
+
+// Outputs for 16 codes (one per u8 lane, in element order).
+template <size_t kBytes>
+HWY_INLINE void StoreLookup(const Table16<kBytes>& t, V8 codes, uint8_t* HWY_RESTRICT out) {
+  const D8 d8;
+  const D16 d16;
+  const V8 b0 = Lookup16(t.plane[0], codes);
+  const V8 b1 = Lookup16(t.plane[1], codes);
+  if constexpr (kBytes == 2) {
+    hn::StoreU(hn::InterleaveLower(d8, b0, b1), d8, out);
+    hn::StoreU(hn::InterleaveUpper(d8, b0, b1), d8, out + 16);
+  } else {
+    const V8 b2 = Lookup16(t.plane[2], codes);
+    const V8 b3 = Lookup16(t.plane[3], codes);
+    const auto lo01 = hn::BitCast(d16, hn::InterleaveLower(d8, b0, b1));
+    const auto hi01 = hn::BitCast(d16, hn::InterleaveUpper(d8, b0, b1));
+    const auto lo23 = hn::BitCast(d16, hn::InterleaveLower(d8, b2, b3));
+    const auto hi23 = hn::BitCast(d16, hn::InterleaveUpper(d8, b2, b3));
+    hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d16, lo01, lo23)), d8, out);
+    hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d16, lo01, lo23)), d8, out + 16);
+    hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d16, hi01, hi23)), d8, out + 32);
+    hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d16, hi01, hi23)), d8, out + 48);
+  }
+}
+
+// 16 packed bytes = 32 codes, the high nibble first (bitsandbytes) or the low (E2M1).
+template <bool kHighFirst, size_t kBytes>
+HWY_INLINE void StorePacked32(const Table16<kBytes>& t, const uint8_t* HWY_RESTRICT packed, uint8_t* HWY_RESTRICT out) {
+  const D8 d8;
+  const V8 v = hn::LoadU(d8, packed);
+  const V8 lo = hn::And(v, hn::Set(d8, 0x0F));
+  const V8 hi = hn::ShiftRight<4>(v);
+  const V8 first = kHighFirst ? hi : lo;
+  const V8 second = kHighFirst ? lo : hi;
+  StoreLookup(t, hn::InterleaveLower(d8, first, second), out);
+  StoreLookup(t, hn::InterleaveUpper(d8, first, second), out + 16 * kBytes);
+}
+
+// 8 packed bytes = 16 codes, low nibble first (NVFP4's group of 16).
+template <size_t kBytes>
+HWY_INLINE void StorePacked16LowFirst(const Table16<kBytes>& t, const uint8_t* HWY_RESTRICT packed,
+                                      uint8_t* HWY_RESTRICT out) {
+  const D8 d8;
+  uint64_t bytes;
+  std::memcpy(&bytes, packed, 8);
+  const V8 v = hn::BitCast(d8, hn::Set(D64(), bytes));  // the upper 8 lanes are not used
+  StoreLookup(t, hn::InterleaveLower(d8, hn::And(v, hn::Set(d8, 0x0F)), hn::ShiftRight<4>(v)), out);
+}
+
+// The table's values in memory, for elements outside whole vectors.
+template <size_t kBytes>
+struct TableBytes {
+  alignas(16) uint32_t v[16];
+  explicit TableBytes(const Table16<kBytes>& t) {
+    for (int k = 0; k < 4; ++k) hn::Store(t.entries[k], D32(), v + 4 * k);
+  }
+  void store(uint8_t code, uint8_t* out) const { std::memcpy(out, &v[code], kBytes); }  // little-endian
+};
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace quant
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // AMN_KERNELS_QUANT_QUANT_INL_H_
