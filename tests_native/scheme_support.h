@@ -62,4 +62,27 @@ inline Result<std::vector<uint8_t>> dequantized(Opened& o, const std::string& na
   return sink.bytes;
 }
 
+// A rejected file: its logical tensor carries `detect_error`, and converting fails with
+// it; or (detect_error "") detection accepts it and executing fails with `execute_error`.
+inline void check_rejected(Opened& o, const std::string& tensor, const std::string& scheme,
+                           const std::string& detect_error, const std::string& execute_error) {
+  REQUIRE(o.model);
+  const LogicalTensor* l = logical(*o.model, tensor);
+  REQUIRE(l);
+  CHECK(l->scheme == scheme);
+  CHECK(l->error == detect_error);
+  auto plan = plan_convert(*o.model, cast_options(DType::BF16));
+  if (!detect_error.empty()) {
+    REQUIRE_FALSE(plan);
+    CHECK(plan.error().code == ErrorCode::parse);
+    CHECK(plan.error().message == "tensor '" + tensor + "' (" + scheme + "): " + detect_error);
+    return;
+  }
+  REQUIRE(plan);
+  VecSink sink;
+  auto run = execute_plan(*plan, o.files, sink);
+  REQUIRE_FALSE(run);
+  CHECK(run.error().message == execute_error);
+}
+
 }  // namespace amn::test::schemes

@@ -299,23 +299,7 @@ TEST_CASE("rejected quantized files say what is wrong", "[schemes]") {
   for (const auto& c : cases) {
     INFO(c.stem);
     auto o = open_fixture("quantized/bad", c.stem);
-    REQUIRE(o->model);
-    const LogicalTensor* l = logical(*o->model, c.tensor);
-    REQUIRE(l);
-    CHECK(l->scheme == c.scheme);
-    CHECK(l->error == c.detect_error);
-    auto plan = plan_convert(*o->model, cast_options(DType::BF16));
-    if (*c.detect_error) {
-      REQUIRE_FALSE(plan);
-      CHECK(plan.error().code == ErrorCode::parse);
-      CHECK(plan.error().message == "tensor '" + std::string(c.tensor) + "' (" + c.scheme + "): " + c.detect_error);
-      continue;
-    }
-    REQUIRE(plan);
-    VecSink sink;
-    auto run = execute_plan(*plan, o->files, sink);
-    REQUIRE_FALSE(run);
-    CHECK(run.error().message == c.execute_error);
+    check_rejected(*o, c.tensor, c.scheme, c.detect_error, c.execute_error);
   }
 }
 

@@ -31,6 +31,9 @@ void SchemeContext::claim(LogicalTensor l) {
     model_.part_of[record] = index;
     l.stored_bytes += model_.tensors[record].nbytes;
   }
+  // A weight whose parts do not add up has no logical shape: count what its first part
+  // stores, so parameter counts stay honest.
+  if (l.shape.empty() && !l.error.empty() && !l.parts.empty()) l.shape = model_.tensors[l.parts.front().second].shape;
   l.elements = 1;
   for (auto d : l.shape) l.elements *= d;
   model_.logical.push_back(std::move(l));

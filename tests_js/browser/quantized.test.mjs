@@ -17,7 +17,7 @@ const CASES = [
   ['fp8', 'block_e4m3', 'fp8'],
   ['fp8', 'channel_e4m3_ct', 'fp8'],
   ['bnb', 'nf4', 'bnb-nf4'],
-  ['gptq', 'gptq_4bit', 'gptq'],
+  ['gptq', 'w4_g128_sym_v1', 'gptq'],
 ];
 
 let harness;
@@ -31,11 +31,22 @@ async function withPage(t, fn) {
   assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
 }
 
+// A fixture's files in either layout: <variant>.safetensors / .config.json /
+// .expected.safetensors beside each other, or a <variant>/ folder holding
+// model.safetensors, config.json and expected.safetensors.
+function fixtureFiles(family, variant) {
+  const folder = join(QUANT, family, variant);
+  if (existsSync(join(folder, 'model.safetensors'))) {
+    return { model: join(folder, 'model.safetensors'), config: join(folder, 'config.json'), expected: join(folder, 'expected.safetensors') };
+  }
+  const base = join(QUANT, family, variant);
+  return { model: `${base}.safetensors`, config: `${base}.config.json`, expected: `${base}.expected.safetensors` };
+}
+
 // The model and its config.json, picked together as a user picks a folder's files.
 async function pick(page, family, variant) {
-  const dir = join(QUANT, family);
-  const files = [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(join(dir, `${variant}.safetensors`)) }];
-  const config = join(dir, `${variant}.config.json`);
+  const { model, config } = fixtureFiles(family, variant);
+  const files = [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(model) }];
   if (existsSync(config)) files.push({ name: 'config.json', mimeType: 'application/json', buffer: await readFile(config) });
   await page.setInputFiles('#file-input', files);
   assert.equal(await settled(page), 'model');
@@ -62,10 +73,10 @@ function values(dtype, bytes, count) {
 }
 
 for (const [family, variant, scheme] of CASES) {
-  const present = existsSync(join(QUANT, family, `${variant}.expected.safetensors`));
+  const present = existsSync(fixtureFiles(family, variant).expected);
   test(`${family}/${variant}: scheme column, summary, detail values and the producer's bytes`,
     { timeout: 90_000, skip: present ? false : `fixtures/quantized/${family}/${variant} not generated` }, async (t) => {
-      const want = parseSafetensors(new Uint8Array(await readFile(join(QUANT, family, `${variant}.expected.safetensors`))));
+      const want = parseSafetensors(new Uint8Array(await readFile(fixtureFiles(family, variant).expected)));
       const names = Object.keys(want.header);
       const dir = await tempDir(t, 'amn-web-quant-');
       await withPage(t, async (page) => {

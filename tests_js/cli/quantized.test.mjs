@@ -18,6 +18,13 @@ export const QUANT_CASES = [
   ['fp8', 'block_e4m3', 'fp8'],
   ['fp8', 'channel_e4m3_ct', 'fp8'],
   ['fp8', 'tensor_e5m2', 'fp8'],
+  ['gptq', 'w4_g128_sym_v1', 'gptq'],
+  ['gptq', 'w4_g128_asym_actorder_v1', 'gptq'],
+  ['gptq', 'w3_g128_asym_v1', 'gptq'],
+  ['awq', 'w4_g64_odd', 'awq'],
+  ['compressed_tensors', 'w4a16_g128_asym_actorder', 'compressed-tensors'],
+  ['compressed_tensors', 'int8_channel_sym_naive', 'compressed-tensors'],
+  ['mlx', 'mixed_bf16', 'mlx'],
 ];
 
 function run(cmd, args) {
@@ -27,12 +34,24 @@ function run(cmd, args) {
 const native = (args) => run(AMN, args);
 const node = (args) => run(process.execPath, [BIN, ...args]);
 
+// A fixture's files in either layout: <variant>.safetensors / .config.json /
+// .expected.safetensors beside each other, or a <variant>/ folder holding
+// model.safetensors, config.json and expected.safetensors.
+export function fixtureFiles(family, variant) {
+  const folder = join(QUANT, family, variant);
+  if (existsSync(join(folder, 'model.safetensors'))) {
+    return { model: join(folder, 'model.safetensors'), config: join(folder, 'config.json'), expected: join(folder, 'expected.safetensors') };
+  }
+  const base = join(QUANT, family, variant);
+  return { model: `${base}.safetensors`, config: `${base}.config.json`, expected: `${base}.expected.safetensors` };
+}
+
 // A model folder as people have it: model.safetensors with its config.json.
 function folderOf(family, variant) {
   const dir = mkdtempSync(join(tmpdir(), 'amn-quant-'));
-  copyFileSync(join(QUANT, family, `${variant}.safetensors`), join(dir, 'model.safetensors'));
-  const config = join(QUANT, family, `${variant}.config.json`);
-  if (existsSync(config)) copyFileSync(config, join(dir, 'config.json'));
+  const files = fixtureFiles(family, variant);
+  copyFileSync(files.model, join(dir, 'model.safetensors'));
+  if (existsSync(files.config)) copyFileSync(files.config, join(dir, 'config.json'));
   return dir;
 }
 
@@ -58,7 +77,7 @@ function assertProducerBytes(got, want, label) {
 
 for (const [family, variant, scheme] of QUANT_CASES) {
   test(`${family}/${variant}: both CLIs and the npm API give the producer's bytes`, { timeout: 120_000 }, async (t) => {
-    const want = tensorsOf(readFileSync(join(QUANT, family, `${variant}.expected.safetensors`)));
+    const want = tensorsOf(readFileSync(fixtureFiles(family, variant).expected));
     const dir = folderOf(family, variant);
     const outDir = mkdtempSync(join(tmpdir(), 'amn-quant-out-'));  // outputs beside would join the model
     t.after(() => { rmSync(dir, { recursive: true, force: true }); rmSync(outDir, { recursive: true, force: true }); });

@@ -35,6 +35,8 @@ const ui = {
   convertDtype: $('convert-dtype'),
   convertButton: $('convert-button'),
   convertResult: $('convert-result'),
+  castAllLabel: $('cast-all-label'),
+  castAll: $('cast-all'),
   saveDirectLabel: $('save-direct-label'),
   saveDirect: $('save-direct'),
 };
@@ -148,6 +150,9 @@ function showModel(info) {
   ui.convertResult.hidden = true;
   ui.modelView.hidden = false;
   table.setTensors(displayTensors(info));
+  // Only a quantized model has tensors that stay as they are unless asked.
+  ui.castAllLabel.hidden = !(info.logical?.length > 0);
+  ui.castAll.checked = false;
 }
 
 ui.fileInput.addEventListener('change', () => {
@@ -238,7 +243,7 @@ ui.convertForm.addEventListener('submit', async (event) => {
   const verb = format === 'gguf'
     ? `Converting to GGUF${dtype === 'keep' ? '' : ` (${dtype.toUpperCase()})`}`
     : `Converting to ${dtype === 'keep' ? 'safetensors' : dtype.toUpperCase()}`;
-  const job = core.request('convert', { to: format, dtype: dtype === 'keep' ? '' : dtype, fileHandle },
+  const job = core.request('convert', { to: format, dtype: dtype === 'keep' ? '' : dtype, castAll: ui.castAll.checked, fileHandle },
     { onProgress: (p) => showProgress(verb, p) });
   try {
     const result = await startJob(`${verb}…`, job);

@@ -3,7 +3,7 @@
 // bypass the queue and abort the job they name.
 //
 // Messages in:  { type: 'open',    id, source: { files: File[] } | { url } }
-//               { type: 'convert', id, to, dtype, fileHandle? }   (to: 'safetensors' | 'gguf';
+//               { type: 'convert', id, to, dtype, castAll, fileHandle? }   (to: 'safetensors' | 'gguf';
 //                                                            dtype '' keeps; FileSystemFileHandle)
 //               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js)
 //               { type: 'cancel',  id }
@@ -38,7 +38,7 @@ const handlers = {
   // Streams the converted model into a file chosen by the user (File System Access) or,
   // by default, into a Blob built as the bytes arrive; the Blob is handed to the page,
   // which downloads it through an object URL.
-  async convert({ to = 'safetensors', dtype, fileHandle }, { signal, progress }) {
+  async convert({ to = 'safetensors', dtype, castAll = false, fileHandle }, { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const target = fileHandle ? await fileHandle.createWritable() : new BlobCollector();
     // The core writes into this stream; what happens to the bytes, and the final commit
@@ -46,7 +46,7 @@ const handlers = {
     const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
     try {
       // No dtype keeps every tensor's dtype (GGUF block types are copied through).
-      await model.convert({ to, dtype: dtype || undefined, sink, signal, onProgress: progress });
+      await model.convert({ to, dtype: dtype || undefined, castAll, sink, signal, onProgress: progress });
     } catch (err) {
       await target.abort?.().catch(() => {});
       throw err;
