@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, tempDir } from '../support/helpers.js';
+import { FIXTURES, loadPackage, tempDir } from '../support/helpers.js';
 import { parseSafetensors, settled, startHarness, tableRows } from './harness.js';
 
 const QUANT = join(FIXTURES, 'quantized');
@@ -21,7 +21,23 @@ const CASES = [
 ];
 
 let harness;
-before(async () => { harness = await startHarness(); });
+let pkg;
+
+// The first values of a weight read as F32 through the npm package in Node, from the
+// same files the page was given.
+async function packageHead(family, variant, name, count) {
+  const files = fixtureFiles(family, variant);
+  const list = [new File([await readFile(files.model)], 'model.safetensors')];
+  if (existsSync(files.config)) list.push(new File([await readFile(files.config)], 'config.json'));
+  const model = await pkg.open(list);
+  try {
+    const t = await model.tensor(name, { to: 'f32' });
+    return Array.from(t.data.subarray(0, count), String);
+  } finally {
+    await model.close();
+  }
+}
+before(async () => { pkg = await loadPackage('node.js'); harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
 async function withPage(t, fn) {
@@ -52,30 +68,9 @@ async function pick(page, family, variant) {
   assert.equal(await settled(page), 'model');
 }
 
-// Values of a safetensors tensor as the page prints them (String of the f32 number).
-function values(dtype, bytes, count) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const f32 = new Float32Array(1);
-  const u32 = new Uint32Array(f32.buffer);
-  const half = (h) => {
-    const s = h & 0x8000 ? -1 : 1; const e = (h >> 10) & 31; const m = h & 1023;
-    if (e === 0) return s * m * 2 ** -24;
-    if (e === 31) return m ? NaN : s * Infinity;
-    return s * (1 + m / 1024) * 2 ** (e - 15);
-  };
-  const out = [];
-  for (let i = 0; i < count; i += 1) {
-    if (dtype === 'F32') out.push(view.getFloat32(4 * i, true));
-    else if (dtype === 'BF16') { u32[0] = view.getUint16(2 * i, true) << 16; out.push(f32[0]); }
-    else out.push(half(view.getUint16(2 * i, true)));
-  }
-  return out.map(String);
-}
-
 for (const [family, variant, scheme] of CASES) {
-  const present = existsSync(fixtureFiles(family, variant).expected);
   test(`${family}/${variant}: scheme column, summary, detail values and the producer's bytes`,
-    { timeout: 90_000, skip: present ? false : `fixtures/quantized/${family}/${variant} not generated` }, async (t) => {
+    { timeout: 90_000 }, async (t) => {
       const want = parseSafetensors(new Uint8Array(await readFile(fixtureFiles(family, variant).expected)));
       const names = Object.keys(want.header);
       const dir = await tempDir(t, 'amn-web-quant-');
@@ -103,8 +98,8 @@ for (const [family, variant, scheme] of CASES) {
         }));
         assert.equal(shown.error, null);
         assert.match(shown.facts.Scheme, new RegExp(`^${scheme} \\(`));
-        const x = want.header[name];
-        assert.deepEqual(shown.head, values(x.dtype, want.data.subarray(x.data_offsets[0]), shown.head.length));
+        // The view reads the weight as F32: the same values the package's tensor() gives.
+        assert.deepEqual(shown.head, await packageHead(family, variant, name, shown.head.length));
         await page.keyboard.press('Escape');
         await page.fill('#tensor-filter', '');
 
@@ -125,3 +120,21 @@ for (const [family, variant, scheme] of CASES) {
       });
     });
 }
+
+test('"cast unquantized tensors too": a quantized model\'s norm follows the target only when asked', { timeout: 90_000 }, async (t) => {
+  const dir = await tempDir(t, 'amn-web-cast-all-');
+  await withPage(t, async (page) => {
+    await pick(page, 'fp8', 'block_e4m3');
+    assert.ok(await page.isVisible('#cast-all-label'), 'offered for a quantized model');
+    await page.selectOption('#convert-dtype', 'f32');
+    for (const [castAll, norm] of [[false, 'BF16'], [true, 'F32']]) {
+      await page.setChecked('#cast-all', castAll);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
+      const path = join(dir, `${castAll}-${download.suggestedFilename()}`);
+      await download.saveAs(path);
+      const out = parseSafetensors(new Uint8Array(await readFile(path)));
+      assert.equal(out.header['model.layers.0.input_layernorm.weight'].dtype, norm, `cast all: ${castAll}`);
+      assert.equal(out.header['model.layers.0.self_attn.q_proj.weight'].dtype, 'F32');
+    }
+  });
+});

@@ -25,6 +25,13 @@ export const QUANT_CASES = [
   ['compressed_tensors', 'w4a16_g128_asym_actorder', 'compressed-tensors'],
   ['compressed_tensors', 'int8_channel_sym_naive', 'compressed-tensors'],
   ['mlx', 'mixed_bf16', 'mlx'],
+  ['bnb', 'nf4', 'bnb-nf4'],
+  ['bnb', 'fp4', 'bnb-fp4'],
+  ['bnb', 'int8', 'bnb-int8'],
+  ['bnb', 'mixed4', 'bnb-nf4|bnb-fp4'],
+  ['mxfp4', 'gpt_oss', 'mxfp4'],
+  ['nvfp4', 'modelopt', 'nvfp4'],
+  ['nvfp4', 'compressed_tensors', 'nvfp4'],
 ];
 
 function run(cmd, args) {
@@ -66,6 +73,23 @@ function tensorsOf(bytes) {
   return out;
 }
 
+// transformers returns gpt-oss MXFP4 experts as [experts, in, out]; we write the nn.Linear
+// orientation [experts, out, in] (docs/formats/quantized/mxfp4.md). Its bytes, transposed.
+function asLinear(w, shape) {
+  if (w.shape.length !== 3 || shape.length !== 3 || w.shape[1] !== shape[2] || w.shape[2] !== shape[1]) return w.bytes;
+  const [e, a, b] = w.shape;
+  const el = w.bytes.length / (e * a * b);
+  const out = Buffer.alloc(w.bytes.length);
+  for (let x = 0; x < e; x += 1) {
+    for (let i = 0; i < a; i += 1) {
+      for (let j = 0; j < b; j += 1) {
+        w.bytes.copy(out, ((x * b + j) * a + i) * el, ((x * a + i) * b + j) * el, ((x * a + i) * b + j + 1) * el);
+      }
+    }
+  }
+  return out;
+}
+
 function assertProducerBytes(got, want, label) {
   for (const [name, w] of Object.entries(want)) {
     assert.ok(got[name], `${label}: ${name} written`);
@@ -77,7 +101,12 @@ function assertProducerBytes(got, want, label) {
 
 for (const [family, variant, scheme] of QUANT_CASES) {
   test(`${family}/${variant}: both CLIs and the npm API give the producer's bytes`, { timeout: 120_000 }, async (t) => {
-    const want = tensorsOf(readFileSync(fixtureFiles(family, variant).expected));
+    // Expected tensors are named as the logical weight (the producer's own dtype), or
+    // "<name>@bf16" etc. where the producer's output was also cast to each target.
+    const expected = tensorsOf(readFileSync(fixtureFiles(family, variant).expected));
+    const want = Object.fromEntries(Object.entries(expected).filter(([n]) => !n.includes('@')));
+    const targeted = Object.entries(expected).filter(([n]) => n.includes('@'))
+      .map(([n, w]) => { const [name, to] = n.split('@'); return { name, to, w }; });
     const dir = folderOf(family, variant);
     const outDir = mkdtempSync(join(tmpdir(), 'amn-quant-out-'));  // outputs beside would join the model
     t.after(() => { rmSync(dir, { recursive: true, force: true }); rmSync(outDir, { recursive: true, force: true }); });
@@ -91,11 +120,21 @@ for (const [family, variant, scheme] of QUANT_CASES) {
       assert.ok(a.out.equals(b.out), `${args.join(' ')}: native and Node CLIs differ`);
     }
     const info = JSON.parse(native(['inspect', dir, '--json']).out.toString());
-    for (const name of Object.keys(want)) {
+    for (const name of new Set([...Object.keys(want), ...targeted.map((x) => x.name)])) {
       const l = info.logical.find((x) => x.name === name);
       assert.ok(l, `${name} found as a quantized weight`);
-      assert.equal(l.scheme, scheme);
+      assert.match(l.scheme, new RegExp(`^(${scheme})$`));
       assert.equal(l.error, undefined);
+    }
+    // Targets the producer's output was cast to: remember --to gives those bytes.
+    for (const to of new Set(targeted.map((x) => x.to))) {
+      const out = join(outDir, `to-${to}.safetensors`);
+      const r = native(['remember', dir, '--to', to, '-o', out, '-q']);
+      assert.equal(r.code, 0, r.err);
+      const got = tensorsOf(readFileSync(out));
+      for (const x of targeted.filter((y) => y.to === to)) {
+        assert.ok(got[x.name]?.bytes.equals(asLinear(x.w, got[x.name].shape)), `remember --to ${to}: ${x.name} differs from the producer's bytes`);
+      }
     }
 
     // convert without --dtype: each weight in the dtype its producer's dequantizer returns.
@@ -116,6 +155,10 @@ for (const [family, variant, scheme] of QUANT_CASES) {
     const model = await amn.open(dir);
     try {
       assert.deepEqual(model.info.logical.map((l) => l.name).filter((n) => n in want).sort(), Object.keys(want).sort());
+      for (const x of targeted) {
+        const t = await model.tensor(x.name, { to: x.to });
+        assert.ok(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).equals(asLinear(x.w, t.shape)), `tensor(${x.name}, ${x.to})`);
+      }
       for (const [name, w] of Object.entries(want)) {
         const t = await model.tensor(name);
         assert.equal(t.dtype, w.dtype, name);
