@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "convert/gather.h"
@@ -121,13 +122,23 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
   uint64_t done = 0;
   AMN_TRY(sink.write(plan.header));
   done += plan.header.size();
-  std::vector<uint8_t> buffer;
+  // One buffer for the largest piece, not zero-filled (every byte is written before use).
+  uint64_t largest = 0;
+  for (const auto& p : plan.pieces) largest = std::max(largest, p.out_length);
+  std::unique_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(largest)]);
   for (size_t i = 0; i < plan.pieces.size(); ++i) {
     if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "cancelled");
-    buffer.resize(plan.pieces[i].out_length);
-    AMN_TRY(run_piece(plan, i, files, buffer));
-    AMN_TRY(sink.write(buffer));
-    done += buffer.size();
+    const Piece& p = plan.pieces[i];
+    if (p.kind == PieceKind::copy && p.swap_width <= 1 && !p.swap_block_fields) {
+      // A plain copy goes from the source to the sink without passing through the buffer.
+      AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+      AMN_TRY(sink.write(in));
+    } else {
+      const std::span<uint8_t> out(buffer.get(), static_cast<size_t>(p.out_length));
+      AMN_TRY(run_piece(plan, i, files, out));
+      AMN_TRY(sink.write(out));
+    }
+    done += p.out_length;
     if (hooks.progress) hooks.progress(done, total);
   }
   return {};
