@@ -19,9 +19,36 @@ if [ -f build/wasm-bench/bench/bench_cast.js ] || {
 fi
 echo; echo "## GGUF block dequantization to F32 (Melem/s, single thread)"; echo
 "$native/bench/bench_ggml"
+echo; echo "## Quantized safetensors dequantization to BF16 (Melem/s, 4096 x 11008, single thread)"; echo
+qdir=$(mktemp -d)  # ~1 GiB of inputs and outputs, shared with the PyTorch peer
+"$native/bench/bench_quant" --write-inputs "$qdir"
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo; /usr/bin/python3 bench/quant_torch.py "$qdir"
+fi
+rm -rf "$qdir"
+if [ -f build/wasm-bench/bench/bench_quant.js ] || ninja -C build/wasm-bench bench_quant >/dev/null; then
+  echo; echo "WASM SIMD128 (Node):"; echo
+  node --no-experimental-fetch build/wasm-bench/bench/bench_quant.js
+fi
+echo; echo "## Quantized safetensors: integer schemes, to BF16 (Melem/s, 4096 x 11008, single thread)"; echo
+qidir=$(mktemp -d)  # ~0.4 GiB of inputs and outputs, shared with the PyTorch peer
+"$native/bench/bench_quant_int" --write-inputs "$qidir"
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo; /usr/bin/python3 bench/quant_int_torch.py "$qidir"
+fi
+rm -rf "$qidir"
+if [ -f build/wasm-bench/bench/bench_quant_int.js ] || ninja -C build/wasm-bench bench_quant_int >/dev/null; then
+  echo; echo "WASM SIMD128 (Node):"; echo
+  node --no-experimental-fetch build/wasm-bench/bench/bench_quant_int.js
+fi
 echo; echo "## safetensors header parse (median of 15, ms)"; echo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 node bench/make_big_header.mjs "$tmp/big.safetensors" >/dev/null
 node bench/header.mjs "$tmp/big.safetensors"
 "$native/bench/bench_header" "$tmp/big.safetensors"
+# NumPy / PyTorch peers (Debian's python3-torch, -torchvision, -numpy; npyjs from npm): about
+# 1 GB of inputs in a temp folder, made by the producers themselves (make_bench_inputs.py).
+if /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+  echo; /usr/bin/python3 bench/numpy_torch.py --amn "$native/amn" --native "$native/bench/bench_numpy_torch"
+fi

@@ -1,6 +1,7 @@
 // AWQ kernel against AutoAWQ's own dequantize_gemm output (fixtures/quantized/awq,
 // made by make_fixtures.py there): 0 differing bytes for F16 (what dequantize_gemm
-// returns) and BF16 / F32 (PyTorch casts of it); hostile parameters rejected.
+// returns) and BF16 / F32 (PyTorch casts of it), under every implementation (the
+// reference and each Highway target); hostile parameters rejected.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -74,9 +75,24 @@ Layer layer(const StFile& f, const std::string& base) {
   return l;
 }
 
+// Runs the enclosing test case once per implementation this binary can run (GENERATE
+// below), the reference ("scalar") included; restores the one in use afterwards.
+struct EachImpl {
+  std::string saved{amn::active_impl_name()};
+  explicit EachImpl(const std::string& impl) { REQUIRE(amn::force_impl(impl)); }
+  ~EachImpl() { amn::force_impl(saved); }
+};
+std::vector<std::string> impl_names() {
+  const auto names = amn::available_impls();
+  return {names.begin(), names.end()};
+}
+
 }  // namespace
 
 TEST_CASE("AWQ dequantization equals AutoAWQ's dequantize_gemm", "[quant][awq]") {
+  const std::string impl = GENERATE(Catch::Generators::from_range(impl_names()));
+  const EachImpl scope(impl);
+  INFO("implementation " << impl);
   const std::pair<const char*, std::vector<std::string>> variants[] = {
       {"w4_g128", {"model.layers.0.self_attn.q_proj"}},
       {"w4_g64_odd", {"model.layers.0.mlp.down_proj", "model.layers.0.mlp.up_proj"}},

@@ -1,7 +1,8 @@
 // compressed-tensors integer kernels against compressed-tensors' own decompress_weight
 // output (fixtures/quantized/compressed_tensors, made by make_fixtures.py there):
 // 0 differing bytes for BF16 (what decompress_weight returns for BF16 scales) and for
-// F16 / F32 (PyTorch casts of it); hostile parameters rejected.
+// F16 / F32 (PyTorch casts of it), under every implementation (the reference and each
+// Highway target); hostile parameters rejected.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -117,9 +118,24 @@ const Case kCases[] = {
     {"int8_channel_asym", "model.layers.0.self_attn.q_proj", 8, false, true, false},
 };
 
+// Runs the enclosing test case once per implementation this binary can run (GENERATE
+// below), the reference ("scalar") included; restores the one in use afterwards.
+struct EachImpl {
+  std::string saved{amn::active_impl_name()};
+  explicit EachImpl(const std::string& impl) { REQUIRE(amn::force_impl(impl)); }
+  ~EachImpl() { amn::force_impl(saved); }
+};
+std::vector<std::string> impl_names() {
+  const auto names = amn::available_impls();
+  return {names.begin(), names.end()};
+}
+
 }  // namespace
 
 TEST_CASE("compressed-tensors dequantization equals its decompress_weight", "[quant][ct]") {
+  const std::string impl = GENERATE(Catch::Generators::from_range(impl_names()));
+  const EachImpl scope(impl);
+  INFO("implementation " << impl);
   for (const auto& c : kCases) {
     INFO(c.dir << " " << c.base);
     const auto model = open_fixture(std::string("quantized/compressed_tensors/") + c.dir + "/model.safetensors");

@@ -1,7 +1,8 @@
 // GPTQ kernels against GPTQModel's own dequantize_weight output
 // (fixtures/quantized/gptq, made by make_fixtures.py there): 0 differing bytes for F16
 // (what dequantize_weight returns) and for BF16 / F32 (PyTorch casts of it), whole and
-// in row pieces; and every hostile parameter rejected with an error.
+// in row pieces, under every implementation (the reference and each Highway target);
+// and every hostile parameter rejected with an error.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -100,9 +101,24 @@ Layer load_layer(const Variant& v) {
   return l;
 }
 
+// Runs the enclosing test case once per implementation this binary can run (GENERATE
+// below), the reference ("scalar") included; restores the one in use afterwards.
+struct EachImpl {
+  std::string saved{amn::active_impl_name()};
+  explicit EachImpl(const std::string& impl) { REQUIRE(amn::force_impl(impl)); }
+  ~EachImpl() { amn::force_impl(saved); }
+};
+std::vector<std::string> impl_names() {
+  const auto names = amn::available_impls();
+  return {names.begin(), names.end()};
+}
+
 }  // namespace
 
 TEST_CASE("GPTQ dequantization equals GPTQModel's dequantize_weight", "[quant][gptq]") {
+  const std::string impl = GENERATE(Catch::Generators::from_range(impl_names()));
+  const EachImpl scope(impl);
+  INFO("implementation " << impl);
   for (const auto& v : kVariants) {
     INFO(v.dir);
     auto l = load_layer(v);

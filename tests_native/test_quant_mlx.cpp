@@ -1,7 +1,8 @@
 // MLX affine kernel against mx.dequantize's CPU arithmetic (fixtures/quantized/mlx,
 // made by make_fixtures.py there): 0 differing bytes in the scales' dtype (BF16 and
 // F16 files) and in the other types (PyTorch casts of it), for bits 2, 3, 4, 5, 6, 8 and
-// group sizes 32, 64, 128 taken from config.json's per-layer "quantization" entries.
+// group sizes 32, 64, 128 taken from config.json's per-layer "quantization" entries,
+// under every implementation (the reference and each Highway target).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -60,9 +61,24 @@ size_t differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
   return d;
 }
+// Runs the enclosing test case once per implementation this binary can run (GENERATE
+// below), the reference ("scalar") included; restores the one in use afterwards.
+struct EachImpl {
+  std::string saved{amn::active_impl_name()};
+  explicit EachImpl(const std::string& impl) { REQUIRE(amn::force_impl(impl)); }
+  ~EachImpl() { amn::force_impl(saved); }
+};
+std::vector<std::string> impl_names() {
+  const auto names = amn::available_impls();
+  return {names.begin(), names.end()};
+}
+
 }  // namespace
 
 TEST_CASE("MLX dequantization equals mx.dequantize", "[quant][mlx]") {
+  const std::string impl = GENERATE(Catch::Generators::from_range(impl_names()));
+  const EachImpl scope(impl);
+  INFO("implementation " << impl);
   int layers_checked = 0;
   for (const char* dir : {"mixed_bf16", "f16"}) {
     const std::string root = std::string("quantized/mlx/") + dir;

@@ -4,9 +4,11 @@
 // undoes it with AWQ_REVERSE_ORDER [0, 4, 1, 5, 2, 6, 3, 7]). qzeros the same per group.
 #include "kernels/quant/awq.h"
 
+#include <algorithm>
 #include <string>
 
 #include "kernels/quant/packed.h"
+#include "kernels/quant/packed_lut.h"
 
 namespace amn::quant {
 namespace {
@@ -15,6 +17,45 @@ constexpr uint32_t kNibbleOf[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
 uint32_t awq_field(const uint8_t* words, uint64_t row, uint64_t words_per_row, uint64_t o) {
   return (load_u32(words, row * words_per_row + o / 8) >> (4 * kNibbleOf[o % 8])) & 0xFu;
+}
+
+// The table-lookup path (packed_lut.h): each group's 16 outputs per row computed as the
+// reference computes them, then looked up per code. The 8 rows of a qweight column
+// share each gathered word. False (nothing written) leaves the rows to the reference loop.
+bool dequantize_awq_lut(const AwqParams& p, const AwqTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
+                        uint8_t* dst) {
+  if (!lut::lut_enabled()) return false;
+  const uint64_t in = p.in_features, n_out = p.out_features, wpr = n_out / 8, gs = p.group_size;
+  const uint64_t groups = in / gs;
+  const size_t out_size = dtype_info(out).block_bytes;
+  const uint64_t per_window = gs >= lut::kWindowCodes ? 1 : std::min<uint64_t>(lut::kMaxGroups, lut::kWindowCodes / gs);
+  lut::Tables tables;
+  float values[lut::kMaxGroups * 16];
+  uint8_t codes[lut::kWindowCodes + lut::kCodePad] = {};
+  uint32_t words[lut::kWindowCodes];
+  for (uint64_t col = row_begin / 8; col * 8 < row_end; ++col) {
+    const uint64_t o0 = std::max(row_begin, col * 8), o1 = std::min(row_end, col * 8 + 8);
+    for (uint64_t g0 = 0; g0 < groups; g0 += per_window) {
+      const uint64_t g1 = std::min(groups, g0 + per_window);
+      for (uint64_t e = g0 * gs; e < g1 * gs; e += lut::kWindowCodes) {
+        const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, g1 * gs - e));
+        for (size_t k = 0; k < n; ++k) words[k] = load_u32(t.qweight.data(), (e + k) * wpr + col);
+        for (uint64_t o = o0; o < o1; ++o) {
+          for (uint64_t g = g0; g < g1; ++g) {
+            // (iweight - izeros) * scales, as the reference loop
+            const float zero = float(awq_field(t.qzeros.data(), g, wpr, o));
+            const float scale = load_quant_float(p.scale_dtype, t.scales.data(), g * n_out + o);
+            for (uint32_t c = 0; c < 16; ++c) values[(g - g0) * 16 + c] = (float(c) - zero) * scale;
+          }
+          lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+          lut::nibble_of_words(reinterpret_cast<const uint8_t*>(words), n, kNibbleOf[o % 8], codes);
+          lut::lookup_runs(tables, size_t(e / gs - g0), codes, n, size_t(gs - e % gs), size_t(gs),
+                           dst + ((o - row_begin) * in + e) * out_size);
+        }
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -46,6 +87,7 @@ Status dequantize_awq_rows(const AwqParams& p, const AwqTensors& t, uint64_t row
                            DType out, std::span<uint8_t> dst) {
   AMN_TRY(validate_awq(p, t));
   AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
+  if (dequantize_awq_lut(p, t, row_begin, row_end, out, dst.data())) return {};
   const uint64_t in = p.in_features, n_out = p.out_features, wpr = n_out / 8;
   const size_t out_size = dtype_info(out).block_bytes;
   // A tile of output rows shares the words of each qweight row (8 rows per word).

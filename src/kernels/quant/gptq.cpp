@@ -3,10 +3,13 @@
 // may straddle two words: GPTQModel's pack_original / _unpack_rows_3bit).
 #include "kernels/quant/gptq.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "core/checked.h"
 #include "kernels/quant/packed.h"
+#include "kernels/quant/packed_lut.h"
 
 namespace amn::quant {
 namespace {
@@ -32,6 +35,120 @@ uint32_t v1_word_add(uint32_t bits) {
     case 8: return 0x01010101u;
     default: return 0;  // 3 bits: fields are shifted one by one (below)
   }
+}
+
+// What dequantize_gptq_rows needs of one (group, output row) pair.
+struct GroupZeroScale {
+  const GptqParams& p;
+  const GptqTensors& t;
+  uint64_t zero_words;
+  uint32_t add;
+  bool v1_fieldwise;
+  // The 16 values (code - zero) * scale that codes 0..15 give, as the reference computes them.
+  void values(uint64_t g, uint64_t o, float* v) const {
+    uint32_t z = stream_field(t.qzeros.data(), g * zero_words, 1, o, p.bits, add);
+    if (v1_fieldwise) z = (z + 1) & ((1u << p.bits) - 1u);
+    const float zero = float(z);
+    const float scale = load_quant_float(p.scale_dtype, t.scales.data(), g * p.out_features + o);
+    for (uint32_t c = 0; c < 16; ++c) v[c] = (float(c) - zero) * scale;
+  }
+};
+
+// The group size that g_idx spells as g_idx[i] = i / group_size (AutoGPTQ and GPTQModel
+// without act-order), or 0 when its groups are scattered.
+uint64_t sequential_group_size(const GptqParams& p, const GptqTensors& t) {
+  if (!p.has_g_idx) return p.group_size;
+  uint64_t gs = 0;
+  while (gs < p.in_features && load_u32(t.g_idx.data(), gs) == 0) ++gs;
+  if (gs == 0) return 0;
+  for (uint64_t i = gs; i < p.in_features; ++i) {
+    if (load_u32(t.g_idx.data(), i) != i / gs) return 0;
+  }
+  return gs;
+}
+
+// Most qweight words that the codes of one window span (bits <= 4).
+constexpr size_t kWindowWords = lut::kWindowCodes * 4 / 32 + 2;
+
+// Copies qweight words [first, end) of columns o0 .. o0 + rows - 1 (output rows) into
+// words[r * kWindowWords + w - first]: each qweight row is read once per tile of output
+// rows (one cache line, one page) instead of once per output row.
+void gather_words(const GptqParams& p, const GptqTensors& t, uint64_t o0, uint64_t rows, uint64_t first, uint64_t end,
+                  uint32_t* words) {
+  for (uint64_t w = first; w < end; ++w) {
+    const uint8_t* line = t.qweight.data() + (w * p.out_features + o0) * 4;
+    for (uint64_t r = 0; r < rows; ++r) words[r * kWindowWords + (w - first)] = load_u32(line, r);
+  }
+}
+
+// Codes [e, e + n) of a row whose words from word e * bits / 32 on are at `words`.
+void row_codes(uint32_t bits, const uint32_t* words, uint64_t e, size_t n, uint8_t* codes) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(words);
+  const uint64_t bit = e * bits - (e * bits / 32) * 32;
+  if (bits == 4 && bit % 8 == 0) {
+    lut::unpack_nibbles(bytes + bit / 8, n, codes);
+  } else {
+    lut::unpack_bits(bytes, bit, bits, n, codes);
+  }
+}
+
+// The table-lookup path (packed_lut.h) for 2-, 3- and 4-bit codes. False (nothing
+// written) leaves the rows to the reference loop.
+bool dequantize_gptq_lut(const GptqParams& p, const GptqTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
+                         uint8_t* dst) {
+  if (p.bits > 4 || !lut::lut_enabled()) return false;
+  const uint64_t in = p.in_features;
+  const uint64_t gs = sequential_group_size(p, t);
+  if (gs == 0 && p.groups > lut::kMaxGroups) return false;
+  const GroupZeroScale zs{p, t, ceil_div(p.out_features * p.bits, 32), p.zeros == GptqZeros::v1 ? v1_word_add(p.bits) : 0,
+                          p.zeros == GptqZeros::v1 && p.bits == 3};
+  const size_t out_size = dtype_info(out).block_bytes;
+  lut::Tables tables;
+  float values[lut::kMaxGroups * 16];
+  uint8_t codes[lut::kWindowCodes + lut::kCodePad] = {};
+  constexpr uint64_t kTile = 16;
+  uint32_t words[kTile * kWindowWords];
+  if (gs == 0) {  // act-order: every group's table, each code looked up by its g_idx
+    uint32_t groups[lut::kWindowCodes];
+    for (uint64_t o = row_begin; o < row_end; ++o) {
+      for (uint64_t g = 0; g < p.groups; ++g) zs.values(g, o, values + g * 16);
+      lut::build_tables(tables, p.scale_dtype, out, values, size_t(p.groups));
+      uint8_t* dst_row = dst + (o - row_begin) * in * out_size;
+      for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
+        const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
+        const uint64_t first = e * p.bits / 32;
+        gather_words(p, t, o, 1, first, ceil_div((e + n) * p.bits, 32), words);
+        row_codes(p.bits, words, e, n, codes);
+        std::memcpy(groups, t.g_idx.data() + e * 4, n * 4);
+        lut::lookup_scattered(tables, codes, groups, n, dst_row + e * out_size);
+      }
+    }
+    return true;
+  }
+  // Output rows are qweight columns: a tile of 16 rows shares each cache line of qweight.
+  const uint64_t n_groups = ceil_div(in, gs);
+  const uint64_t per_window = gs >= lut::kWindowCodes ? 1 : std::min<uint64_t>(lut::kMaxGroups, lut::kWindowCodes / gs);
+  for (uint64_t o0 = row_begin; o0 < row_end; o0 += kTile) {
+    const uint64_t rows = std::min(row_end - o0, kTile);
+    for (uint64_t g0 = 0; g0 < n_groups; g0 += per_window) {
+      const uint64_t g1 = std::min(n_groups, g0 + per_window);
+      const uint64_t e_end = std::min(in, g1 * gs);
+      for (uint64_t e = g0 * gs; e < e_end; e += lut::kWindowCodes) {
+        const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, e_end - e));
+        gather_words(p, t, o0, rows, e * p.bits / 32, ceil_div((e + n) * p.bits, 32), words);
+        for (uint64_t r = 0; r < rows; ++r) {
+          const uint64_t o = o0 + r;
+          // (rebuilt per piece only when one group spans several pieces)
+          for (uint64_t g = g0; g < g1; ++g) zs.values(g, o, values + (g - g0) * 16);
+          lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+          row_codes(p.bits, words + r * kWindowWords, e, n, codes);
+          lut::lookup_runs(tables, size_t(e / gs - g0), codes, n, size_t(gs - e % gs), size_t(gs),
+                           dst + ((o - row_begin) * in + e) * out_size);
+        }
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -75,6 +192,7 @@ Status dequantize_gptq_rows(const GptqParams& p, const GptqTensors& t, uint64_t 
                             DType out, std::span<uint8_t> dst) {
   AMN_TRY(validate_gptq(p, t));
   AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
+  if (dequantize_gptq_lut(p, t, row_begin, row_end, out, dst.data())) return {};
   const uint64_t in = p.in_features, n_out = p.out_features;
   const uint64_t zero_words = ceil_div(n_out * p.bits, 32);
   const uint32_t add = p.zeros == GptqZeros::v1 ? v1_word_add(p.bits) : 0;

@@ -2,10 +2,12 @@
 // 3- and 5-byte packs for 3/5/6 bits: the same stream), value i at bit i * bits.
 #include "kernels/quant/mlx.h"
 
+#include <algorithm>
 #include <string>
 
 #include "kernels/cast.h"
 #include "kernels/quant/packed.h"
+#include "kernels/quant/packed_lut.h"
 
 namespace amn::quant {
 namespace {
@@ -15,8 +17,55 @@ namespace {
 void round_in_place(DType t, float* v, size_t n) {
   if (t == DType::F32) return;
   uint16_t tmp[kQuantChunk];
-  cast_floats(DType::F32, t, reinterpret_cast<const uint8_t*>(v), reinterpret_cast<uint8_t*>(tmp), n);
-  cast_floats(t, DType::F32, reinterpret_cast<const uint8_t*>(tmp), reinterpret_cast<uint8_t*>(v), n);
+  for (size_t done = 0; done < n; done += kQuantChunk) {
+    const size_t m = n - done < kQuantChunk ? n - done : kQuantChunk;
+    cast_floats(DType::F32, t, reinterpret_cast<const uint8_t*>(v + done), reinterpret_cast<uint8_t*>(tmp), m);
+    cast_floats(t, DType::F32, reinterpret_cast<const uint8_t*>(tmp), reinterpret_cast<uint8_t*>(v + done), m);
+  }
+}
+
+// The table-lookup path (packed_lut.h) for codes of 2 to 4 bits: each group's 16
+// outputs computed as dequantize_rows computes them, then looked up per code. False
+// (nothing written) leaves the rows to dequantize_rows.
+bool dequantize_rows_lut(const MlxParams& p, const MlxTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
+                         uint8_t* dst) {
+  if (p.bits > 4 || !lut::lut_enabled()) return false;
+  const uint64_t in = p.in_features, gs = p.group_size, groups = in / gs;
+  const uint64_t row_bytes = in * p.bits / 8;
+  const size_t out_size = dtype_info(out).block_bytes;
+  const uint64_t per_window = gs >= lut::kWindowCodes ? 1 : std::min<uint64_t>(lut::kMaxGroups, lut::kWindowCodes / gs);
+  lut::Tables tables;
+  float values[lut::kMaxGroups * 16];
+  uint8_t codes[lut::kWindowCodes + lut::kCodePad] = {};
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const uint8_t* row = t.weight.data() + o * row_bytes;
+    uint8_t* dst_row = dst + (o - row_begin) * in * out_size;
+    for (uint64_t g0 = 0; g0 < groups; g0 += per_window) {
+      const uint64_t g1 = std::min(groups, g0 + per_window);
+      for (uint64_t g = g0; g < g1; ++g) {
+        const float s = load_quant_float(p.scale_dtype, t.scales.data(), o * groups + g);
+        for (uint32_t c = 0; c < 16; ++c) values[(g - g0) * 16 + c] = float(c) * s;
+      }
+      const size_t entries = size_t(g1 - g0) * 16;
+      round_in_place(p.scale_dtype, values, entries);
+      for (uint64_t g = g0; g < g1; ++g) {
+        const float b = load_quant_float(p.scale_dtype, t.biases.data(), o * groups + g);
+        for (uint32_t c = 0; c < 16; ++c) values[(g - g0) * 16 + c] += b;
+      }
+      lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+      for (uint64_t e = g0 * gs; e < g1 * gs; e += lut::kWindowCodes) {
+        const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, g1 * gs - e));
+        if (p.bits == 4 && e % 2 == 0) {
+          lut::unpack_nibbles(row + e / 2, n, codes);
+        } else {
+          lut::unpack_bits(row, e * p.bits, p.bits, n, codes);
+        }
+        lut::lookup_runs(tables, size_t(e / gs - g0), codes, n, size_t(gs - e % gs), size_t(gs),
+                         dst_row + e * out_size);
+      }
+    }
+  }
+  return true;
 }
 
 void dequantize_rows(const MlxParams& p, const MlxTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
@@ -86,7 +135,9 @@ Status dequantize_mlx_rows(const MlxParams& p, const MlxTensors& t, uint64_t row
                            std::span<uint8_t> dst) {
   AMN_TRY(validate_mlx(p, t));
   AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
-  dequantize_rows(p, t, row_begin, row_end, out, dst.data());
+  if (!dequantize_rows_lut(p, t, row_begin, row_end, out, dst.data())) {
+    dequantize_rows(p, t, row_begin, row_end, out, dst.data());
+  }
   return {};
 }
 

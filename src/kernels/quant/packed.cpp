@@ -3,11 +3,13 @@
 // (unpack_from_int32) and quantization/lifecycle/forward.py (dequantize, _dequantize).
 #include "kernels/quant/packed.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "core/checked.h"
 #include "kernels/cast.h"
+#include "kernels/quant/packed_lut.h"
 
 namespace amn::quant {
 
@@ -99,6 +101,70 @@ int32_t ct_field(const uint8_t* words, uint64_t word, uint32_t shift, uint32_t b
   return int32_t((load_u32(words, word) >> shift) & mask) - int32_t(1u << (bits - 1));
 }
 
+// Codes [e, e + n) of a pack-quantized row (fields, before the 2^(bits-1) offset).
+void ct_row_codes(const CtIntParams& p, const uint8_t* row, uint64_t e, size_t n, uint8_t* codes) {
+  const uint32_t pf = ct_pack_factor(p);
+  if (p.bits == 4 && e % 2 == 0) return lut::unpack_nibbles(row + e / 2, n, codes);
+  if (pf * p.bits == 32) return lut::unpack_bits(row, e * p.bits, p.bits, n, codes);
+  const uint32_t mask = (1u << p.bits) - 1u;  // 3 bits: 10 fields a word, 2 bits unused
+  for (size_t k = 0; k < n; ++k) {
+    codes[k] = uint8_t((load_u32(row, (e + k) / pf) >> (uint32_t((e + k) % pf) * p.bits)) & mask);
+  }
+}
+
+// The table-lookup path (packed_lut.h) for pack-quantized codes of 1 to 4 bits: each
+// group's 16 outputs computed as dequantize_ct_int_rows computes them, then looked up
+// per code. False (nothing written) leaves the rows to the reference loop.
+bool dequantize_ct_lut(const CtIntParams& p, const CtIntTensors& t, uint64_t row_begin, uint64_t row_end,
+                       bool use_g_idx, DType out, uint8_t* dst) {
+  if (!p.packed || p.bits > 4 || !lut::lut_enabled()) return false;
+  if (use_g_idx && p.scale_cols > lut::kMaxGroups) return false;
+  const uint64_t in = p.in_features;
+  const uint64_t gs = p.scale_cols > 1 ? in / p.scale_cols : std::max<uint64_t>(in, 1);
+  const uint64_t n_groups = p.scale_cols;
+  const uint32_t pf = ct_pack_factor(p);
+  const uint64_t words_per_row = ceil_div(in, pf);
+  const int32_t half = int32_t(1u << (p.bits - 1));
+  const size_t out_size = dtype_info(out).block_bytes;
+  lut::Tables tables;
+  float values[lut::kMaxGroups * 16];
+  uint8_t codes[lut::kWindowCodes + lut::kCodePad] = {};
+  uint32_t groups[lut::kWindowCodes];
+  const uint64_t per_window =
+      use_g_idx ? n_groups
+                : (gs >= lut::kWindowCodes ? 1 : std::min<uint64_t>(lut::kMaxGroups, lut::kWindowCodes / gs));
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const uint64_t srow = p.scale_rows == 1 ? 0 : o;
+    const uint8_t* row = t.weight.data() + o * words_per_row * 4;
+    uint8_t* dst_row = dst + (o - row_begin) * in * out_size;
+    for (uint64_t g0 = 0; g0 < n_groups; g0 += per_window) {
+      const uint64_t g1 = std::min(n_groups, g0 + per_window);
+      for (uint64_t g = g0; g < g1; ++g) {
+        const int32_t z = p.has_zero_point
+                              ? ct_field(t.zero_point.data(), (o / pf) * p.scale_cols + g, uint32_t(o % pf) * p.bits, p.bits)
+                              : 0;
+        const float scale = load_quant_float(p.scale_dtype, t.scale.data(), srow * p.scale_cols + g);
+        // float(q - z) * scale, q = field - 2^(bits-1), as the reference loop
+        for (int32_t c = 0; c < 16; ++c) values[(g - g0) * 16 + uint64_t(c)] = float(c - half - z) * scale;
+      }
+      lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+      const uint64_t e_begin = use_g_idx ? 0 : g0 * gs, e_end = use_g_idx ? in : std::min(in, g1 * gs);
+      for (uint64_t e = e_begin; e < e_end; e += lut::kWindowCodes) {
+        const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, e_end - e));
+        ct_row_codes(p, row, e, n, codes);
+        if (use_g_idx) {
+          std::memcpy(groups, t.g_idx.data() + e * 4, n * 4);
+          lut::lookup_scattered(tables, codes, groups, n, dst_row + e * out_size);
+        } else {
+          lut::lookup_runs(tables, size_t(e / gs - g0), codes, n, size_t(gs - e % gs), size_t(gs),
+                           dst_row + e * out_size);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 uint64_t ct_packed_weight_bytes(const CtIntParams& p) {
@@ -173,6 +239,7 @@ Status dequantize_ct_int_rows(const CtIntParams& p, const CtIntTensors& t, uint6
   if (use_g_idx) {
     for (uint64_t i = 0; i < in && use_g_idx; ++i) use_g_idx = int32_t(load_u32(t.g_idx.data(), i)) >= 0;
   }
+  if (dequantize_ct_lut(p, t, row_begin, row_end, use_g_idx, out, dst.data())) return {};
   const size_t out_size = dtype_info(out).block_bytes;
   uint8_t* dst_row = dst.data();
   float v[kQuantChunk];

@@ -13,6 +13,11 @@
 // docs/formats/quantized/*.md), then cast the canonical result to the requested type
 // with PyTorch's casts (kernels/cast.h). So the F16 output of an F16-scaled model is
 // bit-identical to the producer's, and BF16/F32 outputs equal `.to(dtype)` of it.
+// Codes of at most 4 bits (packed compressed-tensors, GPTQ, AWQ, MLX) go through table
+// lookups in Highway (kernels/quant/packed_lut.h: each group's 16 outputs computed by
+// the reference arithmetic, so the same bytes on every target) unless the reference is
+// forced (kernels/cast.h force_impl, AMN_FORCE_IMPL=scalar); 5 to 8 bits run the
+// reference loops.
 //
 // Row pieces and inputs. The kernels index every tensor by absolute output row, so the
 // plain call passes whole tensors. MLX and compressed-tensors rows are contiguous: a
