@@ -58,8 +58,8 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
 async function misuse(model: Model): Promise<void> {
   // @ts-expect-error: not a cast target
   await model.tensor('w', { to: 'q4' });
-  // @ts-expect-error: only safetensors output
-  await model.convert({ to: 'gguf' });
+  // @ts-expect-error: only safetensors or gguf output
+  await model.convert({ to: 'onnx' });
   // @ts-expect-error: numbers are not sources
   await open(42);
   // @ts-expect-error: unknown error code
