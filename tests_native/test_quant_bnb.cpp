@@ -12,74 +12,14 @@
 #include "formats/safetensors/parse.h"
 #include "kernels/cast.h"
 #include "kernels/quant/bnb.h"
+#include "quant_support.h"
 #include "support.h"
 
 using namespace amn;
 using namespace amn::quant;
+using namespace amn::test::quant_fixtures;
 
 namespace {
-// A fixture safetensors file held in memory, parsed by our own header parser.
-struct StFile {
-  std::vector<uint8_t> bytes;
-  std::vector<TensorRecord> tensors;
-  const TensorRecord& get(const std::string& name) const {
-    for (const auto& t : tensors)
-      if (t.name == name) return t;
-    FAIL("no tensor " << name);
-    return tensors.front();
-  }
-  std::span<const uint8_t> data(const std::string& name) const {
-    const auto& t = get(name);
-    return {bytes.data() + t.offset, static_cast<size_t>(t.nbytes)};
-  }
-};
-
-StFile load(const std::string& rel) {
-  StFile f;
-  f.bytes = test::read_file(test::fixture_path(rel));
-  REQUIRE(!f.bytes.empty());
-  FileSet set;
-  set.add("f.safetensors", std::make_unique<MemorySource>(f.bytes));
-  auto h = parse_safetensors(set, 0, ParseLimits{});
-  REQUIRE(h);
-  f.tensors = h->tensors;
-  return f;
-}
-
-size_t esize(DType t) { return t == DType::F32 ? 4 : 2; }
-
-// The canonical result cast to `to` with PyTorch's rules (cast.h).
-std::vector<uint8_t> expected_as(DType from, std::span<const uint8_t> canon, DType to) {
-  const size_t n = canon.size() / esize(from);
-  std::vector<uint8_t> out(n * esize(to));
-  cast_floats(from, to, canon.data(), out.data(), n);
-  return out;
-}
-
-size_t differing_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
-  REQUIRE(a.size() == b.size());
-  size_t d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
-  return d;
-}
-
-constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
-
-// Runs check(to) for every target dtype under every implementation this binary can run
-// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
-template <class Fn>
-void for_each_impl_and_target(const Fn& check) {
-  struct Restore {
-    std::string saved{active_impl_name()};
-    ~Restore() { force_impl(saved); }
-  } restore;
-  for (auto impl : available_impls()) {
-    REQUIRE(force_impl(impl));
-    INFO("implementation " << impl);
-    for (DType to : kTargets) check(to);
-  }
-}
-
 std::vector<float> f32s(std::span<const uint8_t> b) {
   std::vector<float> v(b.size() / 4);
   std::memcpy(v.data(), b.data(), v.size() * 4);
@@ -88,7 +28,7 @@ std::vector<float> f32s(std::span<const uint8_t> b) {
 
 // The absmax of one Linear4bit weight: plain F32, or rebuilt from the nested companions.
 std::vector<float> absmax_of(const StFile& in, const std::string& w, uint64_t blocksize_nested, float offset) {
-  const auto& a = in.get(w + ".absmax");
+  const auto& a = in.tensor(w + ".absmax");
   if (a.dtype == DType::F32) return f32s(in.data(w + ".absmax"));
   REQUIRE(a.dtype == DType::U8);
   const auto na = in.data(w + ".nested_absmax");
@@ -131,8 +71,8 @@ QuantState quant_state(const StFile& in, const std::string& w, const std::string
 }
 
 void check_4bit(const std::string& variant, const std::string& base, const std::string& type) {
-  const StFile in = load("quantized/bnb/" + variant + ".safetensors");
-  const StFile ex = load("quantized/bnb/" + variant + ".expected.safetensors");
+  const StFile in = open_fixture("quantized/bnb/" + variant + ".safetensors");
+  const StFile ex = open_fixture("quantized/bnb/" + variant + ".expected.safetensors");
   const std::string w = base + ".weight";
   const QuantState qs = quant_state(in, w, type);
   REQUIRE(qs.quant_type == type);
@@ -143,7 +83,7 @@ void check_4bit(const std::string& variant, const std::string& base, const std::
   const auto absmax = absmax_of(in, w, qs.nested_blocksize, static_cast<float>(qs.nested_offset));
   const auto packed = in.data(w);
   REQUIRE(validate_bnb4(p, packed.size(), absmax.size()));
-  const auto& et = ex.get(w);
+  const auto& et = ex.tensor(w);
   for_each_impl_and_target([&](DType to) {
     INFO(variant << " " << base << " -> " << dtype_name(to));
     // The canonical function takes the output dtype as a parameter: compare the fixture's
@@ -155,9 +95,9 @@ void check_4bit(const std::string& variant, const std::string& base, const std::
     }
     if (to == et.dtype) {
       const auto canon = ex.data(w);
-      CHECK(differing_bytes(got, std::vector<uint8_t>(canon.begin(), canon.end())) == 0);
+      CHECK(differing(got, std::vector<uint8_t>(canon.begin(), canon.end())) == 0);
     } else if (et.dtype == DType::F32) {
-      CHECK(differing_bytes(got, expected_as(DType::F32, ex.data(w), to)) == 0);
+      CHECK(differing(got, expected_as(ex.data(w), DType::F32, to)) == 0);
     }
   });
 }
@@ -179,10 +119,10 @@ TEST_CASE("bitsandbytes: FP4 matches the CUDA / C++ kernels, -0.0 included", "[q
 }
 
 TEST_CASE("bitsandbytes: LLM.int8() with SCB matches int8_vectorwise_dequant", "[quant][bnb]") {
-  const StFile in = load("quantized/bnb/int8.safetensors");
-  const StFile ex = load("quantized/bnb/int8.expected.safetensors");
+  const StFile in = open_fixture("quantized/bnb/int8.safetensors");
+  const StFile ex = open_fixture("quantized/bnb/int8.expected.safetensors");
   for (const std::string base : {"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"}) {
-    const auto& wt = in.get(base + ".weight");
+    const auto& wt = in.tensor(base + ".weight");
     REQUIRE(wt.dtype == DType::I8);
     const uint64_t rows = wt.shape[0], cols = wt.shape[1];
     const auto w = in.data(base + ".weight"), scb = in.data(base + ".SCB");
@@ -194,7 +134,7 @@ TEST_CASE("bitsandbytes: LLM.int8() with SCB matches int8_vectorwise_dequant", "
         const uint64_t e = std::min(rows, r + 50);
         dequantize_bnb_int8_rows(cols, w.data() + r * cols, scb.data(), r, e, to, got.data() + r * cols * esize(to));
       }
-      CHECK(differing_bytes(got, expected_as(DType::F32, ex.data(base + ".weight"), to)) == 0);
+      CHECK(differing(got, expected_as(ex.data(base + ".weight"), DType::F32, to)) == 0);
     });
   }
 }

@@ -12,53 +12,15 @@
 
 #include "kernels/cast.h"
 #include "kernels/quant/packed.h"
+#include "quant_support.h"
 #include "support.h"
+
+using namespace amn::test::quant_fixtures;
 
 namespace {
 
 using amn::DType;
 
-// A fixture safetensors file, opened by our parser, with its tensors' bytes.
-struct StFile {
-  std::vector<uint8_t> bytes;
-  amn::Model model;
-  const amn::TensorRecord& tensor(const std::string& name) const {
-    const auto* t = model.find(name);
-    INFO(name);
-    REQUIRE(t != nullptr);
-    return *t;
-  }
-  std::span<const uint8_t> data(const std::string& name) const {
-    const auto& t = tensor(name);
-    return {bytes.data() + t.offset, static_cast<size_t>(t.nbytes)};
-  }
-};
-
-StFile open_fixture(const std::string& rel) {
-  StFile f;
-  f.bytes = amn::test::read_file(amn::test::fixture_path(rel));
-  INFO(rel);
-  REQUIRE(!f.bytes.empty());
-  auto m = amn::test::open_memory(f.bytes);
-  REQUIRE(m.ok());
-  f.model = std::move(*m);
-  return f;
-}
-
-// The expected bytes in `out`, from the canonical-dtype fixture.
-std::vector<uint8_t> expected_as(std::span<const uint8_t> canonical, DType from, DType out) {
-  const size_t n = canonical.size() / amn::dtype_info(from).block_bytes;
-  std::vector<uint8_t> v(n * amn::dtype_info(out).block_bytes);
-  amn::cast_floats(from, out, canonical.data(), v.data(), n);
-  return v;
-}
-
-size_t differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
-  if (a.size() != b.size()) return ~size_t{0};
-  size_t d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
-  return d;
-}
 struct Layer {
   amn::quant::CtIntParams params;
   amn::quant::CtIntTensors tensors;

@@ -12,82 +12,22 @@
 #include "formats/safetensors/parse.h"
 #include "kernels/cast.h"
 #include "kernels/quant/fp4.h"
+#include "quant_support.h"
 #include "support.h"
 
 using namespace amn;
 using namespace amn::quant;
+using namespace amn::test::quant_fixtures;
 
 namespace {
-// A fixture safetensors file held in memory, parsed by our own header parser.
-struct StFile {
-  std::vector<uint8_t> bytes;
-  std::vector<TensorRecord> tensors;
-  const TensorRecord& get(const std::string& name) const {
-    for (const auto& t : tensors)
-      if (t.name == name) return t;
-    FAIL("no tensor " << name);
-    return tensors.front();
-  }
-  std::span<const uint8_t> data(const std::string& name) const {
-    const auto& t = get(name);
-    return {bytes.data() + t.offset, static_cast<size_t>(t.nbytes)};
-  }
-};
-
-StFile load(const std::string& rel) {
-  StFile f;
-  f.bytes = test::read_file(test::fixture_path(rel));
-  REQUIRE(!f.bytes.empty());
-  FileSet set;
-  set.add("f.safetensors", std::make_unique<MemorySource>(f.bytes));
-  auto h = parse_safetensors(set, 0, ParseLimits{});
-  REQUIRE(h);
-  f.tensors = h->tensors;
-  return f;
-}
-
-size_t esize(DType t) { return t == DType::F32 ? 4 : 2; }
-
-// The canonical result cast to `to` with PyTorch's rules (cast.h).
-std::vector<uint8_t> expected_as(DType from, std::span<const uint8_t> canon, DType to) {
-  const size_t n = canon.size() / esize(from);
-  std::vector<uint8_t> out(n * esize(to));
-  cast_floats(from, to, canon.data(), out.data(), n);
-  return out;
-}
-
-size_t differing_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
-  REQUIRE(a.size() == b.size());
-  size_t d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
-  return d;
-}
-
-constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
-
-// Runs check(to) for every target dtype under every implementation this binary can run
-// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
-template <class Fn>
-void for_each_impl_and_target(const Fn& check) {
-  struct Restore {
-    std::string saved{active_impl_name()};
-    ~Restore() { force_impl(saved); }
-  } restore;
-  for (auto impl : available_impls()) {
-    REQUIRE(force_impl(impl));
-    INFO("implementation " << impl);
-    for (DType to : kTargets) check(to);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("mxfp4: gpt-oss blocks and scales match transformers' convert_moe_packed_tensors", "[quant][fp4]") {
-  const StFile in = load("quantized/mxfp4/gpt_oss.safetensors");
-  const StFile ex = load("quantized/mxfp4/gpt_oss.expected.safetensors");
+  const StFile in = open_fixture("quantized/mxfp4/gpt_oss.safetensors");
+  const StFile ex = open_fixture("quantized/mxfp4/gpt_oss.expected.safetensors");
   for (const std::string proj : {"gate_up_proj", "down_proj"}) {
     const std::string base = "model.layers.0.mlp.experts." + proj;
-    const auto& bt = in.get(base + "_blocks");
+    const auto& bt = in.tensor(base + "_blocks");
     REQUIRE(bt.shape.size() == 4);
     const uint64_t experts = bt.shape[0], out_f = bt.shape[1], groups = bt.shape[2];
     Mxfp4Params p{experts * out_f, groups};
@@ -120,9 +60,9 @@ TEST_CASE("mxfp4: gpt-oss blocks and scales match transformers' convert_moe_pack
 namespace {
 void check_nvfp4(const std::string& variant, Nvfp4Layout layout, const std::string& base, const std::string& packed_name,
                  const std::string& global_name) {
-  const StFile in = load("quantized/nvfp4/" + variant + ".safetensors");
-  const StFile ex = load("quantized/nvfp4/" + variant + ".expected.safetensors");
-  const auto& pt = in.get(base + "." + packed_name);
+  const StFile in = open_fixture("quantized/nvfp4/" + variant + ".safetensors");
+  const StFile ex = open_fixture("quantized/nvfp4/" + variant + ".expected.safetensors");
+  const auto& pt = in.tensor(base + "." + packed_name);
   Nvfp4Params p;
   p.layout = layout;
   p.rows = pt.shape.at(0);
@@ -131,12 +71,12 @@ void check_nvfp4(const std::string& variant, Nvfp4Layout layout, const std::stri
   REQUIRE(g.size() == 4);
   std::memcpy(&p.global_scale, g.data(), 4);
   const auto packed = in.data(base + "." + packed_name), scales = in.data(base + ".weight_scale");
-  REQUIRE(in.get(base + ".weight_scale").dtype == DType::F8_E4M3);
+  REQUIRE(in.tensor(base + ".weight_scale").dtype == DType::F8_E4M3);
   REQUIRE(validate_nvfp4(p, packed.size(), scales.size()));
   // ModelOpt's dequantize computes in F32 (the fixture's dtype) and casts to the requested
   // dtype; compressed-tensors' decompress returns BF16.
   const DType canon = layout == Nvfp4Layout::modelopt ? DType::F32 : DType::BF16;
-  REQUIRE(ex.get(base + ".weight").dtype == canon);
+  REQUIRE(ex.tensor(base + ".weight").dtype == canon);
   for_each_impl_and_target([&](DType to) {
     INFO(variant << " " << base << " -> " << dtype_name(to));
     std::vector<uint8_t> got(p.rows * p.cols * esize(to));
@@ -145,7 +85,7 @@ void check_nvfp4(const std::string& variant, Nvfp4Layout layout, const std::stri
       dequantize_nvfp4_rows(p, packed.data() + r * p.cols / 2, scales.data() + r * p.cols / 16, r, e, to,
                             got.data() + r * p.cols * esize(to));
     }
-    CHECK(differing_bytes(got, expected_as(canon, ex.data(base + ".weight"), to)) == 0);
+    CHECK(differing(got, expected_as(ex.data(base + ".weight"), canon, to)) == 0);
   });
 }
 }  // namespace

@@ -12,74 +12,14 @@
 #include "formats/safetensors/parse.h"
 #include "kernels/cast.h"
 #include "kernels/quant/fp8.h"
+#include "quant_support.h"
 #include "support.h"
 
 using namespace amn;
 using namespace amn::quant;
+using namespace amn::test::quant_fixtures;
 
 namespace {
-// A fixture safetensors file held in memory, parsed by our own header parser.
-struct StFile {
-  std::vector<uint8_t> bytes;
-  std::vector<TensorRecord> tensors;
-  const TensorRecord& get(const std::string& name) const {
-    for (const auto& t : tensors)
-      if (t.name == name) return t;
-    FAIL("no tensor " << name);
-    return tensors.front();
-  }
-  std::span<const uint8_t> data(const std::string& name) const {
-    const auto& t = get(name);
-    return {bytes.data() + t.offset, static_cast<size_t>(t.nbytes)};
-  }
-};
-
-StFile load(const std::string& rel) {
-  StFile f;
-  f.bytes = test::read_file(test::fixture_path(rel));
-  REQUIRE(!f.bytes.empty());
-  FileSet set;
-  set.add("f.safetensors", std::make_unique<MemorySource>(f.bytes));
-  auto h = parse_safetensors(set, 0, ParseLimits{});
-  REQUIRE(h);
-  f.tensors = h->tensors;
-  return f;
-}
-
-size_t esize(DType t) { return t == DType::F32 ? 4 : 2; }
-
-// The canonical result cast to `to` with PyTorch's rules (cast.h).
-std::vector<uint8_t> expected_as(DType from, std::span<const uint8_t> canon, DType to) {
-  const size_t n = canon.size() / esize(from);
-  std::vector<uint8_t> out(n * esize(to));
-  cast_floats(from, to, canon.data(), out.data(), n);
-  return out;
-}
-
-size_t differing_bytes(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
-  REQUIRE(a.size() == b.size());
-  size_t d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
-  return d;
-}
-
-constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
-
-// Runs check(to) for every target dtype under every implementation this binary can run
-// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
-template <class Fn>
-void for_each_impl_and_target(const Fn& check) {
-  struct Restore {
-    std::string saved{active_impl_name()};
-    ~Restore() { force_impl(saved); }
-  } restore;
-  for (auto impl : available_impls()) {
-    REQUIRE(force_impl(impl));
-    INFO("implementation " << impl);
-    for (DType to : kTargets) check(to);
-  }
-}
-
 // Runs the kernel in pieces of `piece` rows and returns the whole output.
 std::vector<uint8_t> run_fp8(const Fp8Params& p, std::span<const uint8_t> w, std::span<const uint8_t> s, DType to,
                              uint64_t piece) {
@@ -93,19 +33,19 @@ std::vector<uint8_t> run_fp8(const Fp8Params& p, std::span<const uint8_t> w, std
 }
 
 void check_fp8(const std::string& variant, const std::string& base, Fp8Params p, const std::string& scale_name) {
-  const StFile in = load("quantized/fp8/" + variant + ".safetensors");
-  const StFile ex = load("quantized/fp8/" + variant + ".expected.safetensors");
-  const auto& wt = in.get(base + ".weight");
-  const auto& st = in.get(base + "." + scale_name);
+  const StFile in = open_fixture("quantized/fp8/" + variant + ".safetensors");
+  const StFile ex = open_fixture("quantized/fp8/" + variant + ".expected.safetensors");
+  const auto& wt = in.tensor(base + ".weight");
+  const auto& st = in.tensor(base + "." + scale_name);
   p.weight = wt.dtype;
   p.rows = wt.shape.at(0);
   p.cols = wt.shape.at(1);
   p.scale = st.dtype;
-  const auto& et = ex.get(base + ".weight");
+  const auto& et = ex.tensor(base + ".weight");
   for_each_impl_and_target([&](DType to) {
     INFO(variant << " " << base << " -> " << dtype_name(to));
     const auto got = run_fp8(p, in.data(base + ".weight"), in.data(base + "." + scale_name), to, 77);
-    CHECK(differing_bytes(got, expected_as(et.dtype, ex.data(base + ".weight"), to)) == 0);
+    CHECK(differing(got, expected_as(ex.data(base + ".weight"), et.dtype, to)) == 0);
   });
 }
 

@@ -1,0 +1,79 @@
+// Helpers for the quantized-kernel tests (test_quant_*.cpp): a fixture safetensors file
+// opened by our own parser, the producer's canonical output cast to each target with
+// PyTorch's rules, a byte-difference count, and a loop over every implementation.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/cast.h"
+#include "support.h"
+
+namespace amn::test::quant_fixtures {
+
+// A fixture safetensors file held in memory, with its tensors' bytes.
+struct StFile {
+  std::vector<uint8_t> bytes;
+  Model model;
+  const TensorRecord& tensor(const std::string& name) const {
+    const auto* t = model.find(name);
+    INFO(name);
+    REQUIRE(t != nullptr);
+    return *t;
+  }
+  std::span<const uint8_t> data(const std::string& name) const {
+    const auto& t = tensor(name);
+    return {bytes.data() + t.offset, static_cast<size_t>(t.nbytes)};
+  }
+};
+
+inline StFile open_fixture(const std::string& rel) {
+  StFile f;
+  f.bytes = read_file(fixture_path(rel));
+  INFO(rel);
+  REQUIRE(!f.bytes.empty());
+  auto m = open_memory(f.bytes);
+  REQUIRE(m.ok());
+  f.model = std::move(*m);
+  return f;
+}
+
+inline size_t esize(DType t) { return dtype_info(t).block_bytes; }
+
+// The canonical result (in `from`) cast to `to` with PyTorch's rules (cast.h).
+inline std::vector<uint8_t> expected_as(std::span<const uint8_t> canonical, DType from, DType to) {
+  const size_t n = canonical.size() / esize(from);
+  std::vector<uint8_t> v(n * esize(to));
+  cast_floats(from, to, canonical.data(), v.data(), n);
+  return v;
+}
+
+// Bytes that differ; every byte when the sizes differ.
+inline size_t differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  if (a.size() != b.size()) return ~size_t{0};
+  size_t d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
+  return d;
+}
+
+inline constexpr DType kTargets[] = {DType::BF16, DType::F16, DType::F32};
+
+// Runs check(to) for every target dtype under every implementation this binary can run
+// (kernels/cast.h: the reference first, then each Highway target), then restores the default.
+template <class Fn>
+void for_each_impl_and_target(const Fn& check) {
+  struct Restore {
+    std::string saved{active_impl_name()};
+    ~Restore() { force_impl(saved); }
+  } restore;
+  for (auto impl : available_impls()) {
+    REQUIRE(force_impl(impl));
+    INFO("implementation " << impl);
+    for (DType to : kTargets) check(to);
+  }
+}
+
+}  // namespace amn::test::quant_fixtures
