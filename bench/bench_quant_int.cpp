@@ -33,8 +33,7 @@ namespace {
 
 using amn::DType;
 using amn::bench::best_seconds;
-using amn::bench::cpu_model;
-using amn::bench::kArch;
+using amn::bench::print_impl_table_head;
 namespace q = amn::quant;
 
 struct Part {
@@ -161,12 +160,7 @@ int main(int argc, char** argv) {
   std::printf("Integer quantized-safetensors dequantization to BF16, %llu x %llu layer (%zu elements), one thread, "
               "best of %d runs, Melem/s (higher is better)\n\n",
               static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols), n, kRuns);
-  std::printf("CPU: %s; build: %s; default implementation: %s\n\n", cpu_model().c_str(), kArch, saved.c_str());
-  std::printf("| case |");
-  for (auto name : impls) std::printf(" %.*s |", int(name.size()), name.data());
-  std::printf(" memcpy (BF16 output) |\n|---|");
-  for (size_t i = 0; i <= impls.size(); ++i) std::printf("---:|");
-  std::printf("\n");
+  print_impl_table_head(impls, saved, "memcpy (BF16 output)");
 
   std::vector<uint8_t> out(n * 2, 1), want(n * 2), src(n * 2, 2);
   int failures = 0;

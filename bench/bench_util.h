@@ -1,5 +1,7 @@
 // What every benchmark prints and times the same way: the machine line and best-of-N.
 #pragma once
+#include <cstdio>
+#include <string_view>
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -42,6 +44,19 @@ double best_seconds(int runs, Fn fn) {
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
   return best;
+}
+
+// The head of a per-implementation table: the machine line, then one column per
+// implementation and a memcpy column.
+template <class Impls>
+void print_impl_table_head(const Impls& impls, std::string_view default_impl, const char* memcpy_column) {
+  std::printf("CPU: %s; build: %s; default implementation: %.*s\n\n", cpu_model().c_str(), kArch,
+              int(default_impl.size()), default_impl.data());
+  std::printf("| case |");
+  for (auto name : impls) std::printf(" %.*s |", int(name.size()), name.data());
+  std::printf(" %s |\n|---|", memcpy_column);
+  for (size_t i = 0; i <= impls.size(); ++i) std::printf("---:|");
+  std::printf("\n");
 }
 
 }  // namespace amn::bench
