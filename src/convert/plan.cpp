@@ -72,13 +72,14 @@ void add_gather_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t 
   // Storage elements spanned by one dim-0 slice (all later dims).
   uint64_t slice_span = 1;
   for (size_t d = 1; d < t.shape.size(); ++d) slice_span += (t.shape[d] - 1) * strides[d];
-  const uint64_t row_elems = t.shape.empty() ? 1 : t.elements / std::max<uint64_t>(1, t.shape[0]);
-  const bool split = !t.deflated && !t.shape.empty() && t.shape[0] > 1 && strides[0] >= slice_span &&
-                     row_elems > 0;
+  // The caller has elements > 0; a 0-d tensor is one row of one element.
   const uint64_t rows_total = t.shape.empty() ? 1 : t.shape[0];
+  const uint64_t row_elems = t.elements / rows_total;
+  const uint64_t row_stride = t.shape.empty() ? 0 : strides[0];
+  const bool split = !t.deflated && rows_total > 1 && row_stride >= slice_span;
   const uint64_t rows_per_piece =
       split ? std::max<uint64_t>(1, kMaxPieceBytes / (row_elems * std::max(in_size, out_size))) : rows_total;
-  for (uint64_t r0 = 0; r0 < rows_total || (rows_total == 0 && r0 == 0);) {
+  for (uint64_t r0 = 0; r0 < rows_total; r0 += rows_per_piece) {
     const uint64_t rows = std::min(rows_per_piece, rows_total - r0);
     Piece p;
     p.kind = PieceKind::gather;
@@ -90,8 +91,7 @@ void add_gather_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t 
     p.shape = t.shape;
     if (!p.shape.empty()) p.shape[0] = rows;
     if (!contiguous) p.strides = strides;
-    p.count = rows_total == 0 ? 0 : rows * row_elems;
-    if (t.shape.empty()) p.count = 1;
+    p.count = rows * row_elems;
     if (t.deflated) {
       p.in_offset = t.offset;
       p.in_length = t.nbytes;
@@ -99,16 +99,12 @@ void add_gather_pieces(const TensorRecord& t, uint32_t index, DType to, uint8_t 
       p.inflated_skip = t.inflated_skip;
       p.crc32 = t.crc32;
     } else {
-      uint64_t span = p.count == 0 ? 0 : slice_span + (rows - 1) * strides[0];
-      if (t.shape.empty()) span = 1;
-      p.in_offset = t.offset + (t.shape.empty() ? 0 : r0 * strides[0] * in_size);
-      p.in_length = span * in_size;
+      p.in_offset = t.offset + r0 * row_stride * in_size;
+      p.in_length = (slice_span + (rows - 1) * row_stride) * in_size;
     }
     p.out_length = p.count * out_size;
     plan.pieces.push_back(p);
     plan.data_bytes += p.out_length;
-    r0 += std::max<uint64_t>(rows, 1);
-    if (rows_total == 0) break;
   }
 }
 
