@@ -172,6 +172,31 @@ TEST_CASE("zip: every good fixture reads as Python's zipfile read it", "[zip][fi
       CHECK(r->entries[k].name == a->entries[k].name);
       CHECK(r->entries[k].data_offset == a->entries[k].data_offset);
     }
+#ifndef __EMSCRIPTEN__
+    // So does a local file, whose local headers and prefixes are copied out with pread
+    // (MmapSource::read_into) instead of through the mapping.
+    FileSet local;
+    auto mapped = MmapSource::open(test::fixture_path("zip/good/" + std::string(file)));
+    REQUIRE(mapped);
+    CHECK((*mapped)->native_fd() >= 0);
+    local.add("a.zip", std::move(*mapped));
+    auto l = zip::read_archive(local, 0, {}, 128);
+    REQUIRE(l);
+    REQUIRE(l->entries.size() == a->entries.size());
+    for (size_t k = 0; k < a->entries.size(); ++k) {
+      CHECK(l->entries[k].name == a->entries[k].name);
+      CHECK(l->entries[k].data_offset == a->entries[k].data_offset);
+      auto x = zip::read_prefix(local, 0, l->entries[k], 64, {});
+      auto y = zip::read_prefix(set, 0, a->entries[k], 64, {});
+      REQUIRE(x);
+      REQUIRE(y);
+      CHECK(*x == *y);
+    }
+    std::vector<uint8_t> past(4);  // a copy past the end is an io error, as a read is
+    auto st = local.read_into(0, local.size(0) - 2, past);
+    REQUIRE(!st);
+    CHECK(st.error().code == ErrorCode::io);
+#endif
     ++archives;
   }
   CHECK(archives == 10);

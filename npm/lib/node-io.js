@@ -2,6 +2,7 @@
 // written atomically, and Node Writables. Reads are positional on a FileHandle, so
 // inspecting a model never reads more than the core asks for.
 import { open as openFile, stat, readdir, rename, link, unlink, rm } from 'node:fs/promises';
+import { readSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -28,14 +29,22 @@ const STRERROR = {
 const strerror = (err) => STRERROR[err?.code] || err?.message || String(err);
 const writeError = (what, err) => (err instanceof AmnError ? err : new AmnError('io', `${what}: ${strerror(err)}`, { cause: err }));
 
+// Reads up to this size are synchronous preads on the handle's fd. Parsing asks for many
+// small ranges (a .pth's 320 ZIP local headers, one NPY header per .npz entry); each
+// FileHandle.read is a trip through libuv's thread pool (tens of µs, more on a loaded
+// machine), while a small pread from the page cache blocks the event loop for a few µs.
+const SYNC_READ_MAX = 64 * 1024;
+
 async function readFully(fh, offset, length, label, signal) {
   const buf = new Uint8Array(length);
   let got = 0;
+  const sync = length <= SYNC_READ_MAX;
   while (got < length) {
     throwIfAborted(signal);
     let bytesRead;
     try {
-      ({ bytesRead } = await fh.read(buf, got, length - got, offset + got));
+      if (sync) bytesRead = readSync(fh.fd, buf, got, length - got, offset + got);
+      else ({ bytesRead } = await fh.read(buf, got, length - got, offset + got));
     } catch (err) {
       throw ioError(err, label);
     }

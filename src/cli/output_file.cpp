@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -45,6 +46,37 @@ Status OutputFile::write(std::span<const uint8_t> bytes) {
     left -= static_cast<size_t>(n);
   }
   return {};
+}
+
+Result<bool> OutputFile::copy_range(int in_fd, uint64_t offset, uint64_t length) {
+  uint64_t done = 0;
+  while (kernel_copy_ && done < length) {
+    loff_t at = static_cast<loff_t>(offset + done);
+    const ssize_t n = ::copy_file_range(in_fd, &at, fd_, nullptr, static_cast<size_t>(length - done), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // Not for this pair of files (EXDEV, EINVAL, EOPNOTSUPP) or not in this kernel (ENOSYS):
+      // the rest goes through the buffer, and so does every later piece.
+      if (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP) {
+        kernel_copy_ = false;
+        break;
+      }
+      return make_error(ErrorCode::io, "cannot write " + target_ + ": " + std::strerror(errno));
+    }
+    if (n == 0) return make_error(ErrorCode::io, "the input file became shorter while it was read", offset + done);
+    done += static_cast<uint64_t>(n);
+  }
+  if (done < length && staging_.empty()) staging_.resize(size_t{1} << 20);
+  while (done < length) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(length - done, staging_.size()));
+    const ssize_t n = ::pread(in_fd, staging_.data(), want, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(ErrorCode::io, std::string("cannot read the input: ") + std::strerror(errno));
+    if (n == 0) return make_error(ErrorCode::io, "the input file became shorter while it was read", offset + done);
+    AMN_TRY(write(std::span<const uint8_t>(staging_.data(), static_cast<size_t>(n))));
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
 }
 
 Status OutputFile::commit() {

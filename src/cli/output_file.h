@@ -4,6 +4,7 @@
 // unless `overwrite`, and never when it is one of the inputs.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "convert/execute.h"
 #include "core/error.h"
@@ -15,6 +16,9 @@ class OutputFile final : public Sink {
   static Result<std::unique_ptr<OutputFile>> create(const std::string& target, bool overwrite);
   ~OutputFile() override;  // removes the temporary file unless committed
   Status write(std::span<const uint8_t> bytes) override;
+  // copy_file_range(2), or pread + write through a reused buffer where the kernel refuses
+  // (another filesystem on old kernels, or a file system without it).
+  Result<bool> copy_range(int in_fd, uint64_t offset, uint64_t length) override;
   Status commit();         // fsync, rename into place, fsync the folder
   const std::string& target() const { return target_; }
 
@@ -25,6 +29,8 @@ class OutputFile final : public Sink {
   int fd_;
   bool overwrite_;
   bool committed_ = false;
+  bool kernel_copy_ = true;        // false once copy_file_range said it cannot
+  std::vector<uint8_t> staging_;   // the fallback's buffer, allocated on first use
 };
 
 }  // namespace amn::cli

@@ -15,6 +15,8 @@
 namespace amn {
 namespace {
 
+constexpr uint64_t kMaxStagedInput = 2 * kMaxPieceBytes;
+
 // Inflate (a DEFLATE entry), then swap to little-endian, then gather into row-major order,
 // then copy or cast: each step only when the piece needs it.
 Status run_gather(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t> out) {
@@ -61,18 +63,8 @@ Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<ui
   return plan.ops[p.op]->run(views, p.row_begin, p.row_end, p.to, out.data());
 }
 
-}  // namespace
-
-Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out) {
-  if (i >= plan.pieces.size()) return make_error(ErrorCode::invalid_argument, "no such piece");
-  const Piece& p = plan.pieces[i];
-  if (out.size() != p.out_length) return make_error(ErrorCode::internal, "piece output buffer has the wrong size");
-  if (p.kind == PieceKind::zeros) {  // alignment padding: no input
-    std::fill(out.begin(), out.end(), uint8_t{0});
-    return {};
-  }
-  if (p.kind == PieceKind::dequantize_scheme) return run_scheme(plan, p, files, out);
-  AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+// Runs a piece whose input bytes are `in` (its whole input range).
+Status run_piece_on(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t> out) {
   if (p.kind == PieceKind::gather) return run_gather(p, in, out);
   std::vector<uint8_t> swapped;  // big-endian input, made little-endian (one piece at most)
   if (p.swap_width > 1) {
@@ -117,6 +109,26 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
   return make_error(ErrorCode::internal, "unknown piece kind");
 }
 
+Status check_piece(const Plan& plan, size_t i, std::span<uint8_t> out) {
+  if (i >= plan.pieces.size()) return make_error(ErrorCode::invalid_argument, "no such piece");
+  if (out.size() != plan.pieces[i].out_length) return make_error(ErrorCode::internal, "piece output buffer has the wrong size");
+  return {};
+}
+
+}  // namespace
+
+Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out) {
+  AMN_TRY(check_piece(plan, i, out));
+  const Piece& p = plan.pieces[i];
+  if (p.kind == PieceKind::zeros) {  // alignment padding: no input
+    std::fill(out.begin(), out.end(), uint8_t{0});
+    return {};
+  }
+  if (p.kind == PieceKind::dequantize_scheme) return run_scheme(plan, p, files, out);
+  AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+  return run_piece_on(p, in, out);
+}
+
 Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteHooks& hooks) {
   const uint64_t total = plan.output_bytes();
   uint64_t done = 0;
@@ -126,13 +138,34 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
   uint64_t largest = 0;
   for (const auto& p : plan.pieces) largest = std::max(largest, p.out_length);
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(largest)]);
+  std::vector<uint8_t> staging;  // a local file's piece input (grown once to the largest)
   for (size_t i = 0; i < plan.pieces.size(); ++i) {
     if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "cancelled");
     const Piece& p = plan.pieces[i];
     if (p.kind == PieceKind::copy && p.swap_width <= 1 && !p.swap_block_fields) {
-      // A plain copy goes from the source to the sink without passing through the buffer.
-      AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
-      AMN_TRY(sink.write(in));
+      // A plain copy goes from the source to the sink without passing through the buffer:
+      // kernel-side when both ends are local files, else from the source's view.
+      bool copied = false;
+      const int fd = files.native_fd(p.file);
+      if (fd >= 0 && p.in_offset <= files.size(p.file) && p.in_length <= files.size(p.file) - p.in_offset) {
+        AMN_ASSIGN(copied, sink.copy_range(fd, p.in_offset, p.in_length));
+      }
+      if (!copied) {
+        AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
+        AMN_TRY(sink.write(in));
+      }
+    } else if (p.kind != PieceKind::zeros && p.kind != PieceKind::dequantize_scheme && files.native_fd(p.file) >= 0 &&
+               p.in_length <= kMaxStagedInput) {
+      // A local file's input is pread into a reused buffer rather than read through the
+      // mapping: first touches of mapped pages fault one by one (~20 us each on some VMs),
+      // while pread copies from the page cache in one call. A strided view's input can
+      // span a huge storage: past kMaxStagedInput it stays a view of the mapping.
+      const std::span<uint8_t> out(buffer.get(), static_cast<size_t>(p.out_length));
+      if (staging.size() < p.in_length) staging.resize(static_cast<size_t>(p.in_length));
+      const std::span<uint8_t> in(staging.data(), static_cast<size_t>(p.in_length));
+      AMN_TRY(files.read_into(p.file, p.in_offset, in));
+      AMN_TRY(run_piece_on(p, in, out));
+      AMN_TRY(sink.write(out));
     } else {
       const std::span<uint8_t> out(buffer.get(), static_cast<size_t>(p.out_length));
       AMN_TRY(run_piece(plan, i, files, out));

@@ -20,6 +20,15 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual Status write(std::span<const uint8_t> bytes) = 0;
+  // Optional: appends `length` bytes of the open file `in_fd` from `offset`, without
+  // passing them through user memory (a local file into a local file: the kernel copies
+  // page-cache pages; mapping the input instead faults in every page, ~20 us each on
+  // some VMs). Returns false when this sink cannot (then nothing was written and the
+  // caller writes the bytes itself).
+  virtual Result<bool> copy_range(int in_fd, uint64_t offset, uint64_t length) {
+    (void)in_fd, (void)offset, (void)length;
+    return false;
+  }
 };
 
 struct ExecuteHooks {

@@ -29,6 +29,12 @@ void free_buffer(uint8_t* p) { delete[] p; }
 
 }  // namespace
 
+Status ByteSource::read_into(uint32_t file, uint64_t offset, std::span<uint8_t> dst) {
+  AMN_ASSIGN(auto bytes, read(file, offset, dst.size()));
+  if (!bytes.empty()) std::memcpy(dst.data(), bytes.data(), bytes.size());
+  return {};
+}
+
 Result<std::span<const uint8_t>> MemorySource::read(uint32_t, uint64_t offset, uint64_t length) {
   if (!in_bounds(offset, length, bytes_.size())) return out_of_range(offset, length, bytes_.size());
   return bytes_.subspan(offset, length);
@@ -138,12 +144,25 @@ Result<std::unique_ptr<MmapSource>> MmapSource::open(const std::string& path) {
     }
     base = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);  // the mapping keeps the file alive
-  return std::unique_ptr<MmapSource>(new MmapSource(base, size));
+  return std::unique_ptr<MmapSource>(new MmapSource(fd, base, size));
 }
 
 MmapSource::~MmapSource() {
   if (base_) ::munmap(const_cast<uint8_t*>(base_), size_);
+  ::close(fd_);
+}
+
+Status MmapSource::read_into(uint32_t, uint64_t offset, std::span<uint8_t> dst) {
+  if (!in_bounds(offset, dst.size(), size_)) return out_of_range(offset, dst.size(), size_);
+  size_t done = 0;
+  while (done < dst.size()) {
+    const ssize_t n = ::pread(fd_, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(ErrorCode::io, std::string("cannot read the file: ") + std::strerror(errno), offset);
+    if (n == 0) return make_error(ErrorCode::io, "the file became shorter while it was read", offset + done);
+    done += static_cast<size_t>(n);
+  }
+  return {};
 }
 
 Result<std::span<const uint8_t>> MmapSource::read(uint32_t, uint64_t offset, uint64_t length) {
@@ -180,8 +199,8 @@ Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<
   std::vector<std::vector<uint8_t>> out;
   out.reserve(ranges.size());
   for (const auto& r : ranges) {
-    AMN_ASSIGN(auto bytes, files.read(r.file, r.offset, r.length));
-    out.emplace_back(bytes.begin(), bytes.end());
+    out.emplace_back(static_cast<size_t>(r.length));
+    AMN_TRY(files.read_into(r.file, r.offset, out.back()));
   }
   return out;
 }

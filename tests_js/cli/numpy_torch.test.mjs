@@ -8,12 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { FIXTURES, ROOT, BIN, loadPackage } from '../support/helpers.js';
 
-const AMN = join(ROOT, 'build', 'native', 'amn');
+// AMN_NATIVE points the suite at another build folder's binary (as tests_js/cli/shards.test.mjs).
+const AMN = process.env.AMN_NATIVE || join(ROOT, 'build', 'native', 'amn');
 const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 
 function run(cmd, args) {
@@ -76,6 +77,31 @@ test('every NumPy and PyTorch fixture converts to the producer\'s bytes, the sam
     const ia = native(['inspect', path, '--json']);
     const ib = node(['inspect', path, '--json']);
     assert.ok(ia.out.equals(ib.out), `${path}: inspect --json differs between the CLIs`);
+  }
+});
+
+// The native CLI copies lossless pieces kernel-side (copy_file_range). Across file systems
+// Linux >= 5.19 answers EXDEV and the pieces go through pread + write instead: the output
+// must be the same bytes either way.
+test('native convert: the same bytes when the input is on another file system (copy_file_range fallback)', (t) => {
+  if (!existsSync('/dev/shm') || statSync('/dev/shm').dev === statSync(tmpdir()).dev) {
+    t.skip('no second file system here');
+    return;
+  }
+  const shm = mkdtempSync('/dev/shm/amn-np-pt-');
+  const dir = mkdtempSync(join(tmpdir(), 'amn-np-pt-'));
+  t.after(() => { rmSync(shm, { recursive: true, force: true }); rmSync(dir, { recursive: true, force: true }); });
+  const inputs = [join(FIXTURES, 'torch', 'valid', 'pytorch_model.bin'), join(FIXTURES, 'torch', 'valid', 'views.pt')];
+  for (const src of inputs) {
+    const far = join(shm, basename(src));
+    copyFileSync(src, far);
+    const a = join(dir, `${basename(src)}.near.safetensors`);
+    const b = join(dir, `${basename(src)}.far.safetensors`);
+    for (const [from, to] of [[src, a], [far, b]]) {
+      const r = native(['convert', from, '--to', 'safetensors', '-o', to, '-q']);
+      assert.equal(r.code, 0, `${from}: ${r.err}`);
+    }
+    assert.ok(readFileSync(a).equals(readFileSync(b)), `${src}: outputs differ across file systems`);
   }
 });
 

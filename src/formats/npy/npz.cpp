@@ -40,8 +40,9 @@ struct Parsed {
 Result<std::vector<uint8_t>> entry_prefix(FileSet& files, uint32_t file, const zip::Entry& e, uint64_t n,
                                           const ParseLimits& limits) {
   if (e.method == zip::Method::stored) {
-    AMN_ASSIGN(auto bytes, files.read(file, e.data_offset, n));
-    return std::vector<uint8_t>(bytes.begin(), bytes.end());
+    std::vector<uint8_t> bytes(static_cast<size_t>(n));
+    AMN_TRY(files.read_into(file, e.data_offset, bytes));  // pread on a local file: no page fault
+    return bytes;
   }
   return zip::read_prefix(files, file, e, n, limits);
 }

@@ -193,8 +193,8 @@ Result<std::vector<uint8_t>> read_prefix(FileSet& files, uint32_t file, const En
                        " but an uncompressed size of " + num(entry.uncompressed_size),
                    entry.data_offset);
     }
-    AMN_ASSIGN(auto bytes, files.read(file, entry.data_offset, want));
-    out.assign(bytes.begin(), bytes.end());
+    out.resize(static_cast<size_t>(want));
+    AMN_TRY(files.read_into(file, entry.data_offset, out));  // pread on a local file: no page faults
     if (whole) AMN_TRY(check_crc(out, entry.crc32, what, entry.data_offset));
     return out;
   }
