@@ -12,6 +12,7 @@
 
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "convert/shard.h"
 #include "core/json.h"
 #include "formats/gguf/kv_input.h"
 #include "formats/open.h"
@@ -130,6 +131,8 @@ class Session {
     amn::ConvertOptions options;
     std::vector<std::pair<std::string, amn::GgufValue>> from_file, from_args;
     std::string_view to = "safetensors";
+    bool sharded = false;  // "shards": "input", or a max_shard_size: a ShardedPlan
+    amn::ShardOptions shard;
     for (auto kv : obj) {
       if (kv.key == "to") {
         if (kv.value.get_string().get(to)) to = "";
@@ -154,6 +157,28 @@ class Session {
         auto parsed = amn::parse_gguf_kv_json(text);
         if (!parsed) return error_status(parsed.error());
         from_file = std::move(parsed).value();
+      } else if (kv.key == "shards" && !kv.value.is_null()) {
+        std::string_view mode;
+        int64_t one = 0;
+        if (!kv.value.get_string().get(mode) && mode == "input") {
+          sharded = true;
+        } else if (kv.value.get_int64().get(one) || one != 1) {
+          return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "shards must be \"input\" or 1"));
+        }
+      } else if (kv.key == "max_shard_size" && !kv.value.is_null()) {
+        // A number of bytes, or a size string as the CLI's --max-shard-size takes it.
+        std::string_view text;
+        double bytes = 0;
+        if (!kv.value.get_string().get(text)) {
+          auto parsed = amn::parse_shard_size(text);
+          if (!parsed) return error_status(parsed.error());
+          shard.max_shard_bytes = *parsed;
+        } else if (!kv.value.get_double().get(bytes) && bytes >= 1 && bytes <= 9.0e15) {
+          shard.max_shard_bytes = static_cast<uint64_t>(bytes);
+        } else {
+          return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "max_shard_size must be a size (\"5GB\") or a number of bytes"));
+        }
+        sharded = true;
       } else if (kv.key == "gguf_kv" && !kv.value.is_null()) {
         simdjson::dom::array args;
         if (kv.value.get_array().get(args)) {
@@ -178,9 +203,48 @@ class Session {
     } else if (to != "safetensors") {
       return error_status(amn::make_error(amn::ErrorCode::unsupported, "convert target must be \"safetensors\" or \"gguf\""));
     }
+    clear_plans();
+    if (sharded) {
+      auto split = amn::plan_shards(*model_, options, shard);
+      if (!split) return error_status(split.error());
+      for (auto& s : split->shards) {
+        shard_names_.push_back(std::move(s.name));
+        plans_.push_back(std::move(s.plan));
+      }
+      index_json_ = std::move(split->index_json);
+      total_size_ = split->total_size;
+      return ok_status();
+    }
     auto plan = amn::plan_convert(*model_, options);
     if (!plan) return error_status(plan.error());
-    plan_ = std::move(plan).value();
+    plans_.push_back(std::move(plan).value());
+    return ok_status();
+  }
+
+  // The files of a sharded plan: {"files":[{"name","tensors","output_bytes"}],
+  // "index": the index JSON text or null (one shard), "total_size"}. "null" without one.
+  std::string shards_info() const {
+    if (shard_names_.empty()) return "null";
+    std::string o = "{\"files\":[";
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      if (i) o += ',';
+      o += "{\"name\":";
+      amn::append_json_string(o, shard_names_[i]);
+      o += ",\"tensors\":" + std::to_string(plans_[i].tensors.size()) +
+           ",\"output_bytes\":" + std::to_string(plans_[i].output_bytes()) + "}";
+    }
+    o += "],\"index\":";
+    if (index_json_.empty()) o += "null";
+    else amn::append_json_string(o, index_json_);
+    return o + ",\"total_size\":" + std::to_string(total_size_) + "}";
+  }
+
+  // Makes shard `k` the plan planInfo/outputHeader/pieceCount/runPiece work on.
+  val select_shard(int k) {
+    if (k < 0 || static_cast<size_t>(k) >= plans_.size()) {
+      return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "no such shard"));
+    }
+    current_ = static_cast<size_t>(k);
     return ok_status();
   }
 
@@ -193,15 +257,17 @@ class Session {
     }
     auto plan = amn::plan_tensor(*model_, name, dtype);
     if (!plan) return error_status(plan.error());
-    plan_ = std::move(plan).value();
+    clear_plans();
+    plans_.push_back(std::move(plan).value());
     return ok_status();
   }
 
   std::string plan_info() const {
-    if (!plan_) return "null";
+    const amn::Plan* p = plan();
+    if (!p) return "null";
     std::string o = "{\"tensors\":[";
-    for (size_t i = 0; i < plan_->tensors.size(); ++i) {
-      const auto& t = plan_->tensors[i];
+    for (size_t i = 0; i < p->tensors.size(); ++i) {
+      const auto& t = p->tensors[i];
       if (i) o += ',';
       o += "{\"name\":";
       amn::append_json_string(o, t.name);
@@ -211,21 +277,22 @@ class Session {
       for (size_t d = 0; d < t.shape.size(); ++d) o += (d ? "," : "") + std::to_string(t.shape[d]);
       o += "],\"nbytes\":" + std::to_string(t.nbytes) + "}";
     }
-    o += "],\"pieces\":" + std::to_string(plan_->pieces.size()) +
-         ",\"output_bytes\":" + std::to_string(plan_->output_bytes()) +
-         ",\"header_bytes\":" + std::to_string(plan_->header.size()) + "}";
+    o += "],\"pieces\":" + std::to_string(p->pieces.size()) +
+         ",\"output_bytes\":" + std::to_string(p->output_bytes()) +
+         ",\"header_bytes\":" + std::to_string(p->header.size()) + "}";
     return o;
   }
 
-  val output_header() const { return plan_ ? byte_view(plan_->header) : byte_view(empty_); }
-  int piece_count() const { return plan_ ? static_cast<int>(plan_->pieces.size()) : 0; }
+  val output_header() const { return plan() ? byte_view(plan()->header) : byte_view(empty_); }
+  int piece_count() const { return plan() ? static_cast<int>(plan()->pieces.size()) : 0; }
 
   val run_piece(int i) {
-    if (!plan_ || i < 0 || static_cast<size_t>(i) >= plan_->pieces.size()) {
+    const amn::Plan* p = plan();
+    if (!p || i < 0 || static_cast<size_t>(i) >= p->pieces.size()) {
       return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "no such piece"));
     }
-    output_.resize(plan_->pieces[i].out_length);
-    return status_of(amn::run_piece(*plan_, i, files_, output_));
+    output_.resize(p->pieces[i].out_length);
+    return status_of(amn::run_piece(*p, i, files_, output_));
   }
 
   val piece_output() const { return byte_view(output_); }
@@ -242,7 +309,21 @@ class Session {
   amn::FileSet files_;
   std::vector<amn::SparseSource*> sparse_;  // owned by files_
   std::optional<amn::Model> model_;
-  std::optional<amn::Plan> plan_;
+  // The current plan is plans_[current_]: one plan, or one per shard of a sharded output.
+  std::vector<amn::Plan> plans_;
+  std::vector<std::string> shard_names_;  // empty unless sharded
+  std::string index_json_;
+  uint64_t total_size_ = 0;
+  size_t current_ = 0;
+
+  const amn::Plan* plan() const { return current_ < plans_.size() ? &plans_[current_] : nullptr; }
+  void clear_plans() {
+    plans_.clear();
+    shard_names_.clear();
+    index_json_.clear();
+    total_size_ = 0;
+    current_ = 0;
+  }
   std::vector<uint8_t> output_;
   const std::vector<uint8_t> empty_;
 };
@@ -297,6 +378,8 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("renderText", &Session::render_text)
       .function("planConvert", &Session::plan_convert)
       .function("planTensor", &Session::plan_tensor)
+      .function("shardsInfo", &Session::shards_info)
+      .function("selectShard", &Session::select_shard)
       .function("planInfo", &Session::plan_info)
       .function("outputHeader", &Session::output_header)
       .function("pieceCount", &Session::piece_count)

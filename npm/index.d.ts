@@ -194,10 +194,32 @@ export interface ConvertOptions {
   ggufKv?: string[];
   /** GGUF output: {key: value | {type, value}}, or that object as JSON text. */
   ggufMetadata?: Record<string, unknown> | string;
-  /** Node path sinks: replace an existing file (otherwise AmnError 'exists'). */
+  /** Node path sinks: replace an existing file or folder (otherwise AmnError 'exists'). */
   overwrite?: boolean;
+  /** Safetensors output of a sharded model: 'input' keeps the input's shard boundaries
+   *  (the default where the destination can hold several files: `openShard`, or a Node
+   *  folder path); 1 writes one file. */
+  shards?: 'input' | 1;
+  /** Re-shard by size, as transformers' max_shard_size: bytes, or "5GB" / "500MiB". */
+  maxShardSize?: number | string;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
+}
+
+/** Opens the sink for one file of a sharded output ("model-00001-of-00003.safetensors",
+ *  "model.safetensors.index.json"). null/undefined collects it (a Blob in browsers, a
+ *  Uint8Array in Node), returned in ShardedConvertResult.files[].output. */
+export type OpenShard = (name: string) => Sink | null | undefined | Promise<Sink | null | undefined>;
+
+export interface ShardedConvertResult extends ConvertResult {
+  /** Bytes of the shard files (headers included; not the index). */
+  bytes: number;
+  /** How many shard files (the index is not one). */
+  shards: number;
+  /** Every file written, shards first, then the index when there is more than one shard. */
+  files: { name: string; bytes: number; output: ConvertResult | Blob | Uint8Array }[];
+  /** The folder, for a Node folder path sink. */
+  path?: string;
 }
 
 export interface ConvertResult {
@@ -219,8 +241,12 @@ export declare class Model {
   tensor(name: string, options?: TensorOptions): Promise<Tensor>;
   /** tensor() with `to` defaulting to 'bf16'. */
   dequantize(name: string, options?: TensorOptions): Promise<Tensor>;
-  /** Streams the converted model into `sink`. */
-  convert(options: ConvertOptions & { sink: Sink }): Promise<ConvertResult>;
+  /** A sharded safetensors output: each file through `openShard`. */
+  convert(options: ConvertOptions & { openShard: OpenShard; sink?: undefined }): Promise<ShardedConvertResult>;
+  /** Streams the converted model into `sink`. In Node, a folder path (not ending in
+   *  .safetensors) for a sharded model, `shards: 'input'` or `maxShardSize` writes the
+   *  shards and the index into that folder atomically: a ShardedConvertResult. */
+  convert(options: ConvertOptions & { sink: Sink }): Promise<ConvertResult | ShardedConvertResult>;
   /** Without a sink: the whole file, as a Blob (browser) or a Uint8Array (Node). */
   convert(options?: ConvertOptions & { sink?: undefined }): Promise<Blob | Uint8Array>;
   /** Frees the core session and closes files. */

@@ -2,12 +2,13 @@
 // amn for Node: the same verbs, options and output as the native `amn` (src/cli/main.cpp),
 // running on the WASM core through the npm API.
 import { readFile } from 'node:fs/promises';
-import { stat } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { AmnError, implementation, open, version } from '../node.js';
 import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
 
 const DTYPES = ['bf16', 'f16', 'f32'];
+const SHARDS = ['1', 'input'];
 const HELP = `amn (anamnesis): inspect tensor files and recover full precision from them
 Usage: amn [OPTIONS] SUBCOMMAND
 
@@ -20,14 +21,19 @@ Subcommands:
   inspect PATH [--json]       Summarise a model: dtypes, parameters, tensors (header only)
                               (alias: info)
   remember PATH [-o OUT] [--to bf16|f16|f32] [--force] [-q]
+          [--shards 1|input] [--max-shard-size SIZE]
                               Dequantize / cast to full precision, written as safetensors
                               (alias: dequantize; default --to bf16)
   convert PATH --to safetensors|gguf [--dtype bf16|f16|f32] [-o OUT] [--force] [-q]
+          [--shards 1|input] [--max-shard-size SIZE]
           [--gguf-kv key[:TYPE]=value ...] [--gguf-metadata FILE.json]
                               Convert a model to another format, streaming tensor by tensor
 
 PATH is a model file, a folder of shards, a *.index.json or an http(s) URL.
-Output defaults to <stem>-<dtype|converted>.<format> beside the input.
+Output defaults to <stem>-<dtype|converted>.<format> beside the input. A sharded
+safetensors input gives a folder <stem>-<dtype|converted>/ of shards and an index
+(same boundaries; --max-shard-size re-shards, --shards 1 or -o NAME.safetensors
+writes one file).
 Formats: safetensors (single, sharded folder or *.index.json), GGUF (single or split),
 ollama:<model>[:<tag>].
 Docs: docs/cli.md, docs/js-api.md
@@ -44,6 +50,8 @@ const VERBS = {
       '-o': { key: 'output', value: true }, '--output': { key: 'output', value: true },
       '--to': { key: 'dtype', value: true, choices: DTYPES },
       '--cast-all': { key: 'castAll' },
+      '--shards': { key: 'shards', value: true, choices: SHARDS },
+      '--max-shard-size': { key: 'maxShardSize', value: true },
       '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
   },
@@ -54,6 +62,8 @@ const VERBS = {
       '--gguf-kv': { key: 'ggufKv', value: true, repeat: true },
       '--gguf-metadata': { key: 'ggufMetadataFile', value: true },
       '--cast-all': { key: 'castAll' },
+      '--shards': { key: 'shards', value: true, choices: SHARDS },
+      '--max-shard-size': { key: 'maxShardSize', value: true },
       '-o': { key: 'output', value: true }, '--output': { key: 'output', value: true },
       '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
@@ -141,15 +151,42 @@ async function inputPlace(path) {
     return { folder: '.', stem: stemOf(name), local: false };
   }
   const st = await stat(path).catch(() => null);
-  if (st?.isDirectory()) return { folder: path, stem: basename(join(process.cwd(), path)) || 'model', local: true };
+  if (st?.isDirectory()) return { folder: path, stem: basename(join(process.cwd(), path)) || 'model', local: true, isFolder: true };
   return { folder: dirname(path), stem: stemOf(basename(path)), local: true };
 }
 
 function stemOf(name) {
-  for (const suffix of ['.safetensors.index.json', '.index.json', '.safetensors']) {
+  // The native CLI's list (local_files.cpp stem_of).
+  for (const suffix of ['.safetensors.index.json', '.bin.index.json', '.pth.index.json', '.pt.index.json', '.index.json', '.safetensors']) {
     if (name.length > suffix.length && name.endsWith(suffix)) return name.slice(0, -suffix.length);
   }
   return basename(name, extname(name));
+}
+
+// One file or a folder of shards, as the native CLI's output_layout decides.
+function outputLayout(args, format, sharded) {
+  const sized = args.maxShardSize !== undefined;
+  const asked = sized || args.shards === 'input';
+  if (args.shards === '1') {
+    if (sized) throw new AmnError('invalid_argument', '--max-shard-size and --shards 1 contradict each other');
+    return { folder: false };
+  }
+  if (format !== 'safetensors') {
+    if (asked) throw new AmnError('unsupported', 'sharded output is written as safetensors only (GGUF output is one file)');
+    return { folder: false };
+  }
+  const namesFile = (args.output ?? '').endsWith('.safetensors');
+  if (asked && namesFile) {
+    throw new AmnError('invalid_argument', `${args.output} names a file: a sharded output is a folder (or pass --shards 1)`);
+  }
+  return { folder: asked || (sharded && !namesFile) };
+}
+
+// Is `file` inside the folder `dir` (or `dir` itself)?
+async function inside(file, dir) {
+  const real = (p) => realpath(p).catch(() => resolve(p));
+  const [f, d] = await Promise.all([real(file), real(dir)]);
+  return f === d || f.startsWith(d.endsWith(sep) ? d : d + sep);
 }
 
 async function sameFile(a, b) {
@@ -194,14 +231,28 @@ async function runConvert(args) {
   const bar = progressBar(args.verb);
   try {
     const place = await inputPlace(args.path);
-    const name = `${place.stem}-${args.dtype || 'converted'}.${args.format || 'safetensors'}`;
-    // Spelled as the native CLI does (folder / name, "." for the current folder).
-    const target = args.output || (place.folder.endsWith('/') ? place.folder + name : `${place.folder}/${name}`);
-    // Never write over one of the inputs, even with --force: inputs are read-only.
+    const format = args.format || 'safetensors';
+    const layout = outputLayout(args, format, model.info.sharded);
+    const base = `${place.stem}-${args.dtype || 'converted'}`;
+    let target = args.output;
+    if (!target && layout.folder) {
+      // A sharded output is a folder beside the input (beside the input folder, not in it).
+      const where = place.isFolder ? dirname(resolve(place.folder)) : place.folder;
+      target = where.endsWith('/') ? where + base : `${where}/${base}`;
+    } else if (!target) {
+      const name = `${base}.${format}`;
+      // Spelled as the native CLI does (folder / name, "." for the current folder).
+      target = place.folder.endsWith('/') ? place.folder + name : `${place.folder}/${name}`;
+    }
+    // Never write over one of the inputs, even with --force: inputs are read-only. A
+    // folder target must not hold one either (replacing it would delete it).
     if (place.local) {
       const inputs = model.info.files.map((f) => join(place.inputFolder ?? place.folder, f.name));
       for (const input of inputs) {
         if (await sameFile(input, target)) throw new AmnError('invalid_argument', `${target} is an input of this conversion`);
+        if (layout.folder && await inside(input, target)) {
+          throw new AmnError('invalid_argument', `${target} holds an input of this conversion (${basename(input)})`);
+        }
       }
     }
     let result;
@@ -213,8 +264,9 @@ async function runConvert(args) {
         ggufMetadata = text;  // the core parses it, with the native CLI's messages
       }
       result = await model.convert({
-        to: args.format || 'safetensors', ggufKv: args.ggufKv, ggufMetadata,
+        to: format, ggufKv: args.ggufKv, ggufMetadata,
         dtype: args.dtype, castAll: Boolean(args.castAll), sink: target, overwrite: Boolean(args.force),
+        shards: layout.folder ? 'input' : 1, maxShardSize: args.maxShardSize,
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });
     } catch (err) {
@@ -224,7 +276,10 @@ async function runConvert(args) {
       throw err;
     }
     bar.clear();
-    if (!args.quiet) {
+    if (!args.quiet && layout.folder) {
+      const n = result.shards;
+      process.stdout.write(`wrote ${target.length > 1 ? target.replace(/\/+$/, '') : target}/ (${n} shard${n === 1 ? '' : 's'}, ${model.info.tensors.length} tensors, ${humanBytes(result.bytes)})\n`);
+    } else if (!args.quiet) {
       process.stdout.write(`wrote ${target} (${model.info.tensors.length} tensors, ${humanBytes(result.bytes)})\n`);
     }
   } finally {

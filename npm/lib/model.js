@@ -4,6 +4,15 @@ import { AmnError, errorFromStatus, throwIfAborted } from './errors.js';
 import { drive } from './session.js';
 
 const TARGETS = ['bf16', 'f16', 'f32'];
+const INDEX_NAME = 'model.safetensors.index.json';
+
+// A Node folder path as a sharded output (lib/folder-sink.js). Loaded only when asked
+// for, by a URL bundlers leave alone: a page never holds a path sink.
+async function openFolderSink(path, options) {
+  const url = new URL('./folder-sink.js', import.meta.url).href;
+  const { openFolder } = await import(/* @vite-ignore */ url);
+  return openFolder(path, options);
+}
 const ARRAY_TYPES = {
   BF16: Uint16Array, F16: Uint16Array, F32: Float32Array, F64: Float64Array,
   I32: Int32Array, I64: BigInt64Array,
@@ -75,45 +84,151 @@ export class Model {
     return this.tensor(name, { to: 'bf16', ...options });
   }
 
-  /** Writes the whole model as safetensors (optionally cast) to `sink`, streaming. */
-  async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false, onProgress, signal } = {}) {
+  /** Writes the whole model (safetensors or GGUF, optionally cast) to `sink`, streaming.
+   *  A sharded safetensors output (the input's shards by default, `maxShardSize`, or
+   *  `shards: 'input'`) goes to `openShard(name)` for each file, or in Node to a folder
+   *  path, written atomically. */
+  async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false,
+    shards, maxShardSize, openShard, onProgress, signal } = {}) {
     if (to !== 'safetensors' && to !== 'gguf') throw new AmnError('unsupported', `convert(): cannot write "${to}" (safetensors or gguf)`);
     const target = checkTarget(dtype, 'convert()') || null;
+    const layout = this.#layout({ to, sink, shards, maxShardSize, openShard });
+    const options = {
+      to, dtype: target, cast_all: Boolean(castAll), gguf_kv: ggufKv ?? null,
+      // GGUF KVs: `ggufKv` as CLI-style "key[:TYPE]=value" strings, `ggufMetadata` as an
+      // object of {key: value | {type, value}} (the info JSON's details.kv shape), or
+      // JSON text the core parses.
+      gguf_metadata: ggufMetadata ?? null,
+    };
+    if (layout.folder) {
+      return this.#exclusive(() => this.#convertShards(options, layout, { sink, overwrite, openShard, onProgress, signal }));
+    }
     return this.#exclusive(async () => {
       throwIfAborted(signal);
       // Open the sink first: an existing output is refused before any work.
       const out = await this.#hooks.openSink(sink, { overwrite, signal });
-      // The sink writes piece i while the core reads and runs piece i+1.
-      let pending = Promise.resolve();
+      let plan;
       try {
-        // GGUF KVs: `ggufKv` as CLI-style "key[:TYPE]=value" strings, `ggufMetadata` as an
-        // object of {key: value | {type, value}} (the info JSON's details.kv shape).
-        check(this.#session.planConvert(JSON.stringify({
-          to, dtype: target, cast_all: Boolean(castAll), gguf_kv: ggufKv ?? null,
-          gguf_metadata: ggufMetadata ?? null,  // an object, or JSON text the core parses
-        })));
-        const plan = JSON.parse(this.#session.planInfo());
-        const header = this.#session.outputHeader().slice();
-        const total = plan.output_bytes;  // header, tensors and any alignment padding
-        let done = 0;
-        const progress = (n) => { done += n; onProgress?.({ done, total }); };
-        await out.write(header);
-        progress(header.byteLength);
-        await this.#eachPiece(signal, async (bytes) => {
-          await pending;
-          pending = out.write(bytes).then(() => progress(bytes.byteLength));
-          pending.catch(() => {});  // handled at the next await; not an unhandled rejection
-        });
-        await pending;
-        if (done !== total) throw new AmnError('internal', `wrote ${done} bytes, planned ${total}`);
-        throwIfAborted(signal);
-        return await out.close();
+        check(this.#session.planConvert(JSON.stringify(options)));
+        plan = JSON.parse(this.#session.planInfo());
       } catch (err) {
-        await pending.catch(() => {});  // no write may still be running when the sink is aborted
         await out.abort(err).catch(() => {});
         throw err;
       }
+      return this.#writePlan(out, plan, this.#progress(plan.output_bytes, onProgress), signal);
     });
+  }
+
+  // One file, or a folder of shards? As the CLI decides (docs/cli.md): a sharded input
+  // gives shards when the destination can hold several files (openShard, or a Node
+  // folder path that does not end in .safetensors); `shards: 'input'` and `maxShardSize`
+  // ask for shards; `shards: 1` for one file.
+  #layout({ to, sink, shards, maxShardSize, openShard }) {
+    if (shards !== undefined && shards !== null && shards !== 1 && shards !== 'input') {
+      throw new AmnError('invalid_argument', `convert(): shards must be 'input' or 1, not ${JSON.stringify(shards)}`);
+    }
+    if (openShard !== undefined && typeof openShard !== 'function') {
+      throw new AmnError('invalid_argument', 'convert(): openShard must be a function (name) => sink');
+    }
+    const sized = maxShardSize !== undefined && maxShardSize !== null;
+    if (sized && shards === 1) throw new AmnError('invalid_argument', 'convert(): maxShardSize and shards: 1 contradict each other');
+    const asked = sized || shards === 'input';
+    if (to !== 'safetensors') {
+      if (asked || openShard) throw new AmnError('unsupported', 'convert(): sharded output is written as safetensors only (GGUF output is one file)');
+      return { folder: false };
+    }
+    // Only Node has folder paths; elsewhere a string sink meets the usual sink error.
+    const node = typeof process !== 'undefined' && Boolean(process.versions?.node);
+    const path = !node ? null : typeof sink === 'string' ? sink : (sink instanceof URL && sink.protocol === 'file:' ? sink : null);
+    if (openShard && sink !== undefined && sink !== null) {
+      throw new AmnError('invalid_argument', 'convert(): pass either sink or openShard, not both');
+    }
+    const namesFile = path !== null && String(path).endsWith('.safetensors');
+    if (openShard) return { folder: true, single: shards === 1, maxShardSize };
+    if (asked && (path === null || namesFile)) {
+      throw new AmnError('invalid_argument', path === null
+        ? 'convert(): a sharded output needs openShard (or, in Node, a folder path as sink)'
+        : `convert(): ${path} names a file: a sharded output is a folder (or pass shards: 1)`);
+    }
+    const folder = shards !== 1 && path !== null && (asked || (this.info.sharded && !namesFile));
+    return { folder, maxShardSize };
+  }
+
+  // Every shard, then the index, each through its own sink: openShard's, or a file in a
+  // Node folder that is renamed into place only when all are written.
+  async #convertShards(options, layout, { sink, overwrite, openShard, onProgress, signal }) {
+    throwIfAborted(signal);
+    const request = layout.single ? options : { ...options, shards: 'input', max_shard_size: layout.maxShardSize ?? null };
+    check(this.#session.planConvert(JSON.stringify(request)));
+    const info = JSON.parse(this.#session.shardsInfo());
+    const files = info ? info.files : [{ name: 'model.safetensors', output_bytes: JSON.parse(this.#session.planInfo()).output_bytes }];
+    const folder = openShard
+      ? { open: async (name) => this.#hooks.openSink(await openShard(name), { overwrite, signal }), commit: async () => {}, abort: async () => {} }
+      : await openFolderSink(sink, { overwrite });
+    const total = files.reduce((n, f) => n + f.output_bytes, 0);
+    const progress = this.#progress(total, onProgress);
+    const written = [];
+    try {
+      for (let k = 0; k < files.length; k++) {
+        if (info) check(this.#session.selectShard(k));
+        const plan = JSON.parse(this.#session.planInfo());
+        const out = await folder.open(files[k].name);
+        const output = await this.#writePlan(out, plan, progress, signal);
+        written.push({ name: files[k].name, bytes: plan.output_bytes, output });
+      }
+      if (info?.index) {
+        const bytes = new TextEncoder().encode(info.index);
+        const out = await folder.open(INDEX_NAME);
+        try {
+          await out.write(bytes);
+          throwIfAborted(signal);
+          written.push({ name: INDEX_NAME, bytes: bytes.byteLength, output: await out.close() });
+        } catch (err) {
+          await out.abort(err).catch(() => {});
+          throw err;
+        }
+      }
+      throwIfAborted(signal);
+      const path = await folder.commit();
+      const result = { bytes: total, shards: files.length, files: written };
+      if (path !== undefined) result.path = path;
+      return result;
+    } catch (err) {
+      await folder.abort(err).catch(() => {});
+      throw err;
+    }
+  }
+
+  #progress(total, onProgress) {
+    let done = 0;
+    return (n) => { done += n; onProgress?.({ done, total }); };
+  }
+
+  // Writes the current plan (header, then every piece) to `out` and closes it; the sink
+  // writes piece i while the core reads and runs piece i+1. Aborts `out` on failure.
+  async #writePlan(out, plan, progress, signal) {
+    let pending = Promise.resolve();
+    let written = 0;
+    const count = (n) => { written += n; progress(n); };
+    try {
+      const header = this.#session.outputHeader().slice();
+      await out.write(header);
+      count(header.byteLength);
+      await this.#eachPiece(signal, async (bytes) => {
+        await pending;
+        pending = out.write(bytes).then(() => count(bytes.byteLength));
+        pending.catch(() => {});  // handled at the next await; not an unhandled rejection
+      });
+      await pending;
+      // header, tensors and any alignment padding
+      if (written !== plan.output_bytes) throw new AmnError('internal', `wrote ${written} bytes, planned ${plan.output_bytes}`);
+      throwIfAborted(signal);
+      return await out.close();
+    } catch (err) {
+      await pending.catch(() => {});  // no write may still be running when the sink is aborted
+      await out.abort(err).catch(() => {});
+      throw err;
+    }
   }
 
   /** Frees the core session and closes file handles. Safe to call twice. */

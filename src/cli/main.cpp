@@ -1,16 +1,20 @@
 // amn: the native command-line interface. Uses only the core's public headers.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/local_files.h"
 #include "cli/output_file.h"
+#include "cli/output_folder.h"
 #include "cli/progress.h"
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "convert/shard.h"
 #include "core/limits.h"
 #include "formats/gguf/kv_input.h"
 #include "kernels/cast.h"
@@ -44,6 +48,8 @@ struct ConvertRequest {
   std::string format = "safetensors";        // convert --to
   std::vector<std::string> gguf_kv;          // --gguf-kv key[:TYPE]=value
   std::string gguf_metadata;                 // --gguf-metadata file.json
+  std::string shards;                        // --shards 1|input ("": input's, unless -o names a file)
+  std::string max_shard_size;                // --max-shard-size 5GB
 };
 
 // Reads a small text file (the --gguf-metadata JSON) whole.
@@ -62,6 +68,107 @@ amn::Result<std::string> read_text_file(const std::string& path) {
   }
   std::fclose(f);
   return text;
+}
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+struct OutputLayout {
+  bool folder = false;       // shards + index in a folder, rather than one file
+  amn::ShardOptions shard;
+};
+
+// One file or a folder of shards. A sharded safetensors input gives a sharded output
+// (same boundaries) unless --shards 1, or -o names a .safetensors file; --max-shard-size
+// always gives a folder. GGUF output is one file.
+amn::Result<OutputLayout> output_layout(const ConvertRequest& req, const amn::Model& model) {
+  OutputLayout out;
+  const bool sized = !req.max_shard_size.empty();
+  if (sized) {
+    auto bytes = amn::parse_shard_size(req.max_shard_size);
+    if (!bytes) return bytes.error();
+    out.shard.max_shard_bytes = *bytes;
+  }
+  const bool asked = sized || req.shards == "input";
+  if (req.shards == "1") {
+    if (sized) return amn::make_error(amn::ErrorCode::invalid_argument, "--max-shard-size and --shards 1 contradict each other");
+    return out;
+  }
+  if (req.format != "safetensors") {
+    if (asked) return amn::make_error(amn::ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
+    return out;
+  }
+  const bool names_file = ends_with(req.output, ".safetensors");
+  if (asked && names_file) {
+    return amn::make_error(amn::ErrorCode::invalid_argument,
+                           req.output + " names a file: a sharded output is a folder (or pass --shards 1)");
+  }
+  out.folder = asked || (model.sharded && !names_file);
+  return out;
+}
+
+// Never write over one of the inputs, even with --force: inputs are read-only. A folder
+// target must not hold one either (replacing it would delete it).
+amn::Status check_not_an_input(const amn::cli::LocalModel& local, const std::string& target, bool folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dest = fs::weakly_canonical(fs::absolute(target, ec), ec);
+  if (!dest.has_filename()) dest = dest.parent_path();  // "out/" is the folder "out"
+  for (size_t i = 0; i < local.files->count(); ++i) {
+    auto input = fs::path(local.folder) / local.files->name(i);
+    if (fs::equivalent(input, target, ec)) {
+      return amn::make_error(amn::ErrorCode::invalid_argument, target + " is an input of this conversion");
+    }
+    if (!folder) continue;
+    const fs::path in = fs::weakly_canonical(fs::absolute(input, ec), ec);
+    auto [d, _] = std::mismatch(dest.begin(), dest.end(), in.begin(), in.end());
+    if (d == dest.end()) {
+      return amn::make_error(amn::ErrorCode::invalid_argument, target + " holds an input of this conversion (" +
+                                                                   local.files->name(i) + ")");
+    }
+  }
+  return {};
+}
+
+// Shards and index into a temporary folder, renamed into place when all are written.
+int write_folder(amn::cli::LocalModel& local, const amn::ConvertOptions& options, const amn::ShardOptions& shard,
+                 const std::string& target, const ConvertRequest& req, amn::cli::ProgressBar& bar,
+                 amn::ExecuteHooks hooks) {
+  auto plan = amn::plan_shards(local.model, options, shard);
+  if (!plan) return fail(plan.error());
+  auto folder = amn::cli::OutputFolder::create(target, req.force);
+  if (!folder) return fail(folder.error());
+  const uint64_t total = plan->output_bytes();
+  uint64_t before = 0;  // bytes of the shards already written
+  hooks.progress = [&](uint64_t done, uint64_t) { bar.update(before + done, total); };
+  size_t tensors = 0;
+  for (const auto& s : plan->shards) {
+    auto file = (*folder)->open(s.name);
+    if (!file) return fail(file.error());
+    auto st = amn::execute_plan(s.plan, *local.files, **file, hooks);
+    if (st) st = (*file)->commit();
+    if (!st) return fail(st.error());
+    before += s.plan.output_bytes();
+    tensors += s.plan.tensors.size();
+  }
+  if (!plan->index_json.empty()) {
+    auto file = (*folder)->open(std::string(amn::kShardIndexName));
+    if (!file) return fail(file.error());
+    const auto* p = reinterpret_cast<const uint8_t*>(plan->index_json.data());
+    auto st = (*file)->write({p, plan->index_json.size()});
+    if (st) st = (*file)->commit();
+    if (!st) return fail(st.error());
+  }
+  if (g_interrupted) return fail(amn::make_error(amn::ErrorCode::cancelled, "interrupted"));
+  if (auto st = (*folder)->commit(); !st) return fail(st.error());
+  if (!req.quiet) {
+    std::string shown = target;
+    while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+    std::printf("wrote %s/ (%zu shard%s, %zu tensors, %s)\n", shown.c_str(), plan->shards.size(),
+                plan->shards.size() == 1 ? "" : "s", tensors, amn::human_bytes(plan->output_bytes()).c_str());
+  }
+  return 0;
 }
 
 int run_convert(const ConvertRequest& req, const char* label) {
@@ -87,30 +194,37 @@ int run_convert(const ConvertRequest& req, const char* label) {
   }
   auto local = amn::cli::open_local(req.path, {});
   if (!local) return fail(local.error());
+  auto layout = output_layout(req, local->model);
+  if (!layout) return fail(layout.error());
+  std::string suffix = dtype ? std::string(req.dtype) : std::string("converted");
+  for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string target = req.output;
-  if (target.empty()) {
-    std::string suffix = dtype ? std::string(req.dtype) : std::string("converted");
-    for (auto& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (target.empty() && layout->folder) {
+    // A sharded output is a folder beside the input (beside the input folder, not in it).
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path where = local->output_folder;
+    if (fs::is_directory(req.path, ec)) {
+      fs::path input = fs::absolute(req.path, ec).lexically_normal();
+      if (!input.has_filename()) input = input.parent_path();  // "/a/b/" names "/a/b"
+      where = input.parent_path();
+    }
+    target = (where / (local->stem + "-" + suffix)).string();
+  } else if (target.empty()) {
     target = (std::filesystem::path(local->output_folder) / (local->stem + "-" + suffix + "." + req.format)).string();
   }
-  // Never write over one of the inputs, even with --force: inputs are read-only.
-  std::error_code ec;
-  for (size_t i = 0; i < local->files->count(); ++i) {
-    auto input = std::filesystem::path(local->folder) / local->files->name(i);
-    if (std::filesystem::equivalent(input, target, ec)) {
-      return fail(amn::make_error(amn::ErrorCode::invalid_argument, target + " is an input of this conversion"));
-    }
-  }
+  if (auto st = check_not_an_input(*local, target, layout->folder); !st) return fail(st.error());
+  amn::cli::ProgressBar bar(label);
+  amn::ExecuteHooks hooks;
+  hooks.cancelled = [] { return g_interrupted != 0; };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  if (layout->folder) return write_folder(*local, options, layout->shard, target, req, bar, hooks);
   auto plan = amn::plan_convert(local->model, options);
   if (!plan) return fail(plan.error());
   auto sink = amn::cli::OutputFile::create(target, req.force);
   if (!sink) return fail(sink.error());
-  amn::cli::ProgressBar bar(label);
-  amn::ExecuteHooks hooks;
   hooks.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-  hooks.cancelled = [] { return g_interrupted != 0; };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   auto st = amn::execute_plan(*plan, *local->files, **sink, hooks);
   if (st) st = (*sink)->commit();
   if (!st) return fail(st.error());
@@ -119,6 +233,14 @@ int run_convert(const ConvertRequest& req, const char* label) {
                 amn::human_bytes(plan->output_bytes()).c_str());
   }
   return 0;
+}
+
+void add_shard_options(CLI::App* verb, ConvertRequest& req) {
+  verb->add_option("--shards", req.shards,
+                   "1: one file; input: the input's shard boundaries (default for a sharded input)")
+      ->check(CLI::IsMember({"1", "input"}));
+  verb->add_option("--max-shard-size", req.max_shard_size,
+                   "write a folder of shards of at most this size (5GB, 500MiB, bytes)");
 }
 
 }  // namespace
@@ -148,11 +270,12 @@ int main(int argc, char** argv) {
   auto* remember = app.add_subcommand("remember", "Dequantize / cast to full precision, written as safetensors");
   remember->alias("dequantize");
   remember->add_option("PATH", remember_req.path, "model file, folder or *.index.json")->required();
-  remember->add_option("-o,--output", remember_req.output, "output file (default: <stem>-<dtype>.safetensors beside the input)");
+  remember->add_option("-o,--output", remember_req.output, "output file, or folder for a sharded output (default: <stem>-<dtype>.safetensors, or <stem>-<dtype>/)");
   remember->add_option("--to", remember_req.dtype, "target dtype")->check(CLI::IsMember({"bf16", "f16", "f32"}));
   remember->add_flag("--cast-all", remember_req.cast_all,
                      "quantized models: cast the unquantized tensors (norms, embeddings) to --to as well");
-  remember->add_flag("--force", remember_req.force, "replace an existing output file");
+  add_shard_options(remember, remember_req);
+  remember->add_flag("--force", remember_req.force, "replace an existing output file or folder");
   remember->add_flag("-q,--quiet", remember_req.quiet, "print nothing on success");
 
   ConvertRequest convert_req;
@@ -163,10 +286,11 @@ int main(int argc, char** argv) {
   convert->add_option("--gguf-metadata", convert_req.gguf_metadata, "GGUF output: KVs from a JSON file ({key: value} or {key: {type, value}})");
   convert->add_option("--dtype", convert_req.dtype, "cast floating tensors to this dtype (default: keep)")
       ->check(CLI::IsMember({"bf16", "f16", "f32"}));
-  convert->add_option("-o,--output", convert_req.output, "output file (default: <stem>-<dtype|converted>.<format>)");
+  convert->add_option("-o,--output", convert_req.output, "output file, or folder for a sharded output (default: <stem>-<dtype|converted>.<format>, or <stem>-<dtype|converted>/)");
   convert->add_flag("--cast-all", convert_req.cast_all,
                     "quantized models: cast the unquantized tensors (norms, embeddings) to --dtype as well");
-  convert->add_flag("--force", convert_req.force, "replace an existing output file");
+  add_shard_options(convert, convert_req);
+  convert->add_flag("--force", convert_req.force, "replace an existing output file or folder");
   convert->add_flag("-q,--quiet", convert_req.quiet, "print nothing on success");
 
   try {

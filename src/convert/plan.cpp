@@ -282,11 +282,13 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
       if (!model.logical[l].error.empty()) return logical_error(model.logical[l]);
       if (!emitted[l]) add_logical(model.logical[l], options.dtype, plan);
       emitted[l] = true;
+      plan.tensor_files.resize(plan.tensors.size(), t.file);
       continue;
     }
     AMN_TRY(check_plannable(model, t));
     if (gguf && !options.dtype && t.ggml_type != kNoGgmlType) add_block_copy(model, t, plan);
     else add_tensor(model, t, passthrough, plan);
+    plan.tensor_files.resize(plan.tensors.size(), t.file);
   }
   if (gguf) {
     AMN_TRY(finish_gguf_plan(model, options, plan));

@@ -61,6 +61,9 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<Piece> pieces;
   std::vector<std::shared_ptr<const SchemeOp>> ops;  // for dequantize_scheme pieces
+  // plan_convert only: for each output tensor, the input file its (first) record lives
+  // in, so a sharded input can be written back with the same shard boundaries (shard.h).
+  std::vector<uint32_t> tensor_files;
   uint64_t data_bytes = 0;  // sum of piece outputs
   uint64_t output_bytes() const { return header.size() + data_bytes; }
 };

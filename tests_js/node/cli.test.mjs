@@ -99,10 +99,17 @@ test('an output that is one of the inputs is refused even with --force', async (
   assert.equal(sha256(await readFile(input)), before);
 });
 
-test('a folder of shards converts to <folder>-<dtype>.safetensors inside it', async (t) => {
+test('a folder of shards converts to a folder of shards <folder>-<dtype>/ beside it', async (t) => {
   const dir = await tempDir(t);
   const folder = join(dir, 'tiny-sharded');
   await cp(join(FIXTURES, 'models', 'tiny-sharded'), folder, { recursive: true });
+  const r = await run(['remember', folder]);
+  assert.equal(r.code, 0, r.stderr);
+  const out = join(dir, 'tiny-sharded-bf16');
+  for (const k of [1, 2, 3]) assert.ok(existsSync(join(out, `model-0000${k}-of-00003.safetensors`)), `shard ${k}`);
+  assert.ok(existsSync(join(out, 'model.safetensors.index.json')));
+  assert.ok(!existsSync(join(folder, 'tiny-sharded-bf16.safetensors')), 'nothing written inside the input folder');
+});
   const r = await run(['remember', folder]);
   assert.equal(r.code, 0, r.stderr);
   assert.ok(existsSync(join(folder, 'tiny-sharded-bf16.safetensors')));

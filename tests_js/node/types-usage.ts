@@ -1,7 +1,7 @@
 // Type-checked (never run) by types.test.mjs: every documented use of the API must
 // compile against npm/index.d.ts under --strict, and misuses must not.
 import { AmnError, ERROR_CODES, init, implementation, open, version } from '../../npm/index.js';
-import type { ConvertResult, ErrorCode, Model, ModelInfo, Progress, Tensor, TensorInfo } from '../../npm/index.js';
+import type { ConvertResult, ErrorCode, Model, ModelInfo, Progress, ShardedConvertResult, Tensor, TensorInfo } from '../../npm/index.js';
 
 async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: WritableStream<Uint8Array>): Promise<void> {
   await init();
@@ -40,6 +40,12 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
   const written: number = r.bytes + r2.bytes;
   const path: string | undefined = r2.path;
   await model.convert({ dtype: null });
+  // Sharded output: a folder path in Node, or a sink per file.
+  const folder = await model.convert({ sink: 'out-bf16', dtype: 'bf16', shards: 'input', maxShardSize: '5GB' });
+  const perFile: ShardedConvertResult = await model.convert({ openShard: (name: string) => (name.endsWith('.json') ? null : stream), maxShardSize: 1 << 30 });
+  const shardNames: string[] = perFile.files.map((f) => f.name);
+  const shardCount: number = perFile.shards;
+  console.log(folder.bytes, shardNames, shardCount);
   await model.close();
 
   try {
@@ -60,6 +66,8 @@ async function misuse(model: Model): Promise<void> {
   await model.tensor('w', { to: 'q4' });
   // @ts-expect-error: only safetensors or gguf output
   await model.convert({ to: 'onnx' });
+  // @ts-expect-error: shards is 'input' or 1
+  await model.convert({ sink: 'out', shards: 3 });
   // @ts-expect-error: numbers are not sources
   await open(42);
   // @ts-expect-error: unknown error code

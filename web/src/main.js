@@ -65,10 +65,13 @@ const state = {
   info: null,       // the open model's info JSON
   job: null,        // the running request { promise, cancel }
   downloadUrl: null, // the last conversion's object URL, revoked when replaced
+  shardUrls: [],     // the same for a sharded conversion's files
 };
 
 const pageTitle = document.title;
 const canSaveDirect = typeof window.showSaveFilePicker === 'function';
+// A sharded model converts to several files: a folder picker where there is one.
+const canSaveFolder = typeof window.showDirectoryPicker === 'function';
 ui.saveDirectLabel.hidden = !canSaveDirect;
 
 // ---- activity (one job at a time) ----
@@ -214,6 +217,8 @@ function outputName(info, format, dtype) {
 function clearDownload() {
   if (state.downloadUrl) URL.revokeObjectURL(state.downloadUrl);
   state.downloadUrl = null;
+  for (const url of state.shardUrls) URL.revokeObjectURL(url);
+  state.shardUrls = [];
   ui.convertResult.hidden = true;
   ui.convertResult.replaceChildren();
 }
@@ -223,6 +228,11 @@ ui.convertForm.addEventListener('submit', async (event) => {
   if (!state.info) return;
   const format = ui.convertFormat.value;
   const dtype = ui.convertDtype.value;
+  // A sharded model gives sharded safetensors, as the CLI writes them (docs/cli.md).
+  if (state.info.sharded && format === 'safetensors') {
+    await convertShards(dtype);
+    return;
+  }
   const name = outputName(state.info, format, dtype);
   let fileHandle;
   if (canSaveDirect && ui.saveDirect.checked) {
@@ -271,4 +281,56 @@ function offerDownload(blob, name) {
   link.textContent = 'Download again';
   showConvertResult(`${name} (${formatBytes(blob.size)}) is ready. `, link);
   link.click();
+}
+
+// ---- converting a sharded model: every shard and the index ----
+
+async function convertShards(dtype) {
+  let dirHandle;
+  if (canSaveFolder && ui.saveDirect.checked) {
+    // Must run first: the picker needs the click's user activation.
+    try {
+      dirHandle = await window.showDirectoryPicker({ id: 'amn-shards', mode: 'readwrite' });
+    } catch (err) {
+      if (err?.name === 'AbortError') return; // the user closed the picker
+      showError('convert the model', { code: 'io', message: String(err?.message ?? err), offset: -1 });
+      return;
+    }
+  }
+  hideError();
+  clearDownload();
+  const verb = `Converting the shards to ${dtype === 'keep' ? 'safetensors' : dtype.toUpperCase()}`;
+  const job = core.request('convertShards', { dtype: dtype === 'keep' ? '' : dtype, castAll: ui.castAll.checked, dirHandle },
+    { onProgress: (p) => showProgress(verb, p) });
+  try {
+    const result = await startJob(`${verb}…`, job);
+    if (result.saved) {
+      showConvertResult(`Saved ${result.shards} shard${result.shards === 1 ? '' : 's'}`
+        + `${result.saved.length > result.shards ? ' and the index' : ''} to ${result.folder}.`);
+    } else {
+      offerShardDownloads(result.files, result.shards);
+    }
+  } catch (error) {
+    if (error.code === 'cancelled') showConvertResult('Conversion cancelled; nothing was written.');
+    else showError('convert the model', error);
+  }
+}
+
+// One download per file (the browser may ask once to allow several), and a link each.
+function offerShardDownloads(files, shards) {
+  const links = files.map(({ name, blob }) => {
+    const url = URL.createObjectURL(blob);
+    state.shardUrls.push(url);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = name;
+    link.textContent = name;
+    return link;
+  });
+  const list = document.createElement('span');
+  links.forEach((link, i) => list.append(i ? ', ' : '', link));
+  const total = files.reduce((n, f) => n + f.blob.size, 0);
+  const what = `${shards} shard${shards === 1 ? '' : 's'}${files.length > shards ? ' and the index' : ''}`;
+  showConvertResult(`${what} (${formatBytes(total)}) are ready: `, list);
+  for (const link of links) link.click();
 }

@@ -5,6 +5,8 @@
 // Messages in:  { type: 'open',    id, source: { files: File[] } | { url } }
 //               { type: 'convert', id, to, dtype, castAll, fileHandle? }   (to: 'safetensors' | 'gguf';
 //                                                            dtype '' keeps; FileSystemFileHandle)
+//               { type: 'convertShards', id, dtype, castAll, dirHandle? }   a sharded model as
+//                                                            its shards + index (FileSystemDirectoryHandle)
 //               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js)
 //               { type: 'cancel',  id }
 // Messages out: { type: 'progress', id, done, total }
@@ -57,6 +59,40 @@ const handlers = {
     }
     const blob = target.finish();
     return { blob, bytes: blob.size };
+  },
+
+  // A sharded model converted to safetensors shards + index (the input's boundaries).
+  // Into a folder the user picked: every file is written through createWritable() and
+  // committed only after all of them are complete, so a failure or a cancel commits
+  // nothing (and removes the entries this job created). Otherwise each file becomes a
+  // Blob the page downloads.
+  async convertShards({ dtype, castAll = false, dirHandle }, { signal, progress }) {
+    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    const files = [];  // { name, target, created }
+    const openShard = async (name) => {
+      let target;
+      let created = false;
+      if (dirHandle) {
+        created = !await dirHandle.getFileHandle(name).then(() => true, () => false);
+        target = await (await dirHandle.getFileHandle(name, { create: true })).createWritable();
+      } else {
+        target = new BlobCollector();
+      }
+      files.push({ name, target, created });
+      // Closing this stream commits nothing: the commit is below, once every file is done.
+      return new WritableStream({ write: (chunk) => target.write(chunk) });
+    };
+    let result;
+    try {
+      result = await model.convert({ dtype: dtype || undefined, castAll, shards: 'input', openShard, signal, onProgress: progress });
+      if (dirHandle) for (const f of files) await f.target.close();
+    } catch (err) {
+      for (const f of files) await f.target.abort?.().catch(() => {});
+      if (dirHandle) for (const f of files) if (f.created) await dirHandle.removeEntry(f.name).catch(() => {});
+      throw err;
+    }
+    if (dirHandle) return { saved: files.map((f) => f.name), folder: dirHandle.name, shards: result.shards };
+    return { files: files.map((f) => ({ name: f.name, blob: f.target.finish() })), shards: result.shards };
   },
 
   // One tensor, dequantized to F32 here (integer tensors come as their own values), is

@@ -1,0 +1,38 @@
+// A sharded output as one atomic unit: the shards and the index are written into a
+// temporary folder beside the target (each through an OutputFile, so each is fsynced),
+// and the folder is renamed into place only after the last file is in it. On any
+// error, or if the process is interrupted, nothing is left at the target. An existing
+// target is replaced only with `overwrite`, and never when it holds one of the inputs
+// (the caller checks that: it knows the inputs).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "cli/output_file.h"
+#include "core/error.h"
+
+namespace amn::cli {
+
+class OutputFolder {
+ public:
+  static Result<std::unique_ptr<OutputFolder>> create(const std::string& target, bool overwrite);
+  ~OutputFolder();  // removes the temporary folder and what is in it unless committed
+  OutputFolder(const OutputFolder&) = delete;
+  OutputFolder& operator=(const OutputFolder&) = delete;
+
+  // A file of the output, by name (no folders). Commit it before committing the folder.
+  Result<std::unique_ptr<OutputFile>> open(const std::string& name);
+  // fsync the temporary folder, rename it into place (atomically replacing an existing
+  // target with `overwrite`), fsync the parent folder, then remove what it replaced.
+  Status commit();
+  const std::string& target() const { return target_; }
+
+ private:
+  OutputFolder(std::string target, std::string temp, bool overwrite)
+      : target_(std::move(target)), temp_(std::move(temp)), overwrite_(overwrite) {}
+  std::string target_, temp_;
+  bool overwrite_;
+  bool committed_ = false;
+};
+
+}  // namespace amn::cli
