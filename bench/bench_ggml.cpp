@@ -1,8 +1,8 @@
 // GGUF block dequantization throughput per implementation (amn::dequantize_ggml to F32),
 // against memcpy of the F32 output (what dequantizing costs at best once it is memory
 // bound). Prints a markdown table; checks every output against the scalar reference.
-// Every type dequantize_ggml handles is timed; the ones without SIMD kernels (marked
-// "(ref)") run the scalar reference under every implementation.
+// Every type dequantize_ggml handles is timed; every one has Highway kernels (the
+// "scalar" column is the reference).
 //
 //   bench_ggml [elements] [--write-inputs DIR]
 //
@@ -30,10 +30,9 @@ using amn::bench::best_seconds;
 using amn::bench::cpu_model;
 using amn::bench::kArch;
 
-// Every type dequantize_ggml handles: the SIMD types of dequant-inl.h first, most used
-// first, then the others (simd: false where every implementation runs the scalar
-// reference; the codebook types of dequant_fp4-inl.h have kernels). `scales` says where
-// each block's scales are, so that they can be set to weight-like values.
+// Every type dequantize_ggml handles: the legacy and K types first, most used first,
+// then the others. `scales` says where each block's scales are, so that they can be set
+// to weight-like values.
 enum class Scale {
   kF16,       // F16 scale (the first of a type: positive; later ones: min, either sign)
   kF32,       // F32 scale (Q8_K)
@@ -47,37 +46,36 @@ struct ScaleAt {
 struct BenchType {
   uint32_t id;
   const char* name;
-  bool simd;  // has Highway kernels; false: every implementation runs the reference
   std::vector<ScaleAt> scales;
 };
 const BenchType kTypes[] = {
-    {8, "Q8_0", true, {{0}}},
-    {2, "Q4_0", true, {{0}}},
-    {3, "Q4_1", true, {{0}, {2}}},
-    {6, "Q5_0", true, {{0}}},
-    {7, "Q5_1", true, {{0}, {2}}},
-    {12, "Q4_K", true, {{0}, {2}}},
-    {13, "Q5_K", true, {{0}, {2}}},
-    {14, "Q6_K", true, {{208}}},
-    {10, "Q2_K", true, {{80}, {82}}},
-    {11, "Q3_K", true, {{108}}},
-    {9, "Q8_1", true, {{0}, {2}}},  // s (offset 2) is not read; set finite anyway
-    {15, "Q8_K", true, {{0, Scale::kF32}}},
-    {16, "IQ2_XXS", false, {{0}}},
-    {17, "IQ2_XS", false, {{0}}},
-    {22, "IQ2_S", false, {{0}}},
-    {18, "IQ3_XXS", false, {{0}}},
-    {21, "IQ3_S", false, {{0}}},
-    {19, "IQ1_S", false, {{0}}},
-    {29, "IQ1_M", false, {{48, Scale::kIq1mF16}}},
-    {20, "IQ4_NL", true, {{0}}},
-    {23, "IQ4_XS", true, {{0}}},
-    {34, "TQ1_0", false, {{52}}},
-    {35, "TQ2_0", false, {{64}}},
-    {39, "MXFP4", true, {{0, Scale::kE8M0}}},
-    {40, "NVFP4", true, {}},  // UE4M3 scales: every byte is finite (0x7F reads as 0)
-    {41, "Q1_0", false, {{0}}},
-    {42, "Q2_0", false, {{0}}},
+    {8, "Q8_0", {{0}}},
+    {2, "Q4_0", {{0}}},
+    {3, "Q4_1", {{0}, {2}}},
+    {6, "Q5_0", {{0}}},
+    {7, "Q5_1", {{0}, {2}}},
+    {12, "Q4_K", {{0}, {2}}},
+    {13, "Q5_K", {{0}, {2}}},
+    {14, "Q6_K", {{208}}},
+    {10, "Q2_K", {{80}, {82}}},
+    {11, "Q3_K", {{108}}},
+    {9, "Q8_1", {{0}, {2}}},  // s (offset 2) is not read; set finite anyway
+    {15, "Q8_K", {{0, Scale::kF32}}},
+    {16, "IQ2_XXS", {{0}}},
+    {17, "IQ2_XS", {{0}}},
+    {22, "IQ2_S", {{0}}},
+    {18, "IQ3_XXS", {{0}}},
+    {21, "IQ3_S", {{0}}},
+    {19, "IQ1_S", {{0}}},
+    {29, "IQ1_M", {{48, Scale::kIq1mF16}}},
+    {20, "IQ4_NL", {{0}}},
+    {23, "IQ4_XS", {{0}}},
+    {34, "TQ1_0", {{52}}},
+    {35, "TQ2_0", {{64}}},
+    {39, "MXFP4", {{0, Scale::kE8M0}}},
+    {40, "NVFP4", {}},  // UE4M3 scales: every byte is finite (0x7F reads as 0)
+    {41, "Q1_0", {{0}}},
+    {42, "Q2_0", {{0}}},
 };
 
 uint16_t f16_bits(float f) { return amn::scalar::f32_to_f16(f); }
@@ -163,7 +161,7 @@ int main(int argc, char** argv) {
       f.write(reinterpret_cast<const char*>(in.data()), std::streamsize(in.size()));
     }
     amn::ggml::dequantizer(t.id)(in.data(), want.data(), blocks);
-    std::printf("| %s%s |", t.name, t.simd ? "" : " (ref)");
+    std::printf("| %s |", t.name);
     for (auto name : impls) {
       amn::force_impl(name);
       const double s = best_seconds(kRuns, [&] { amn::dequantize_ggml(t.id, in.data(), out.data(), blocks); });

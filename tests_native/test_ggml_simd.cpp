@@ -1,12 +1,15 @@
-// The Highway ggml dequantizers (kernels/ggml/dequant-inl.h) against the scalar
+// The Highway ggml dequantizers (kernels/ggml/dequant*-inl.h) against the scalar
 // reference (ggml::dequantizer(type), itself checked against ggml in
 // test_ggml_dequant.cpp), byte for byte, under every implementation this binary can run
-// (amn::available_impls + force_impl): random blocks with finite scales, ggml's fixtures
-// (Inf and NaN scales included), every F16 scale, odd block counts and unaligned input.
+// (amn::available_impls + force_impl), for every type with a kernel: random blocks with
+// finite scales, ggml's fixtures (Inf and NaN scales included), Inf / NaN / zero /
+// subnormal scales for every type, every F16 scale (Q8_0, Q4_1), odd block counts and
+// unaligned input.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,13 +26,15 @@ struct RestoreImpl {
   ~RestoreImpl() { amn::force_impl(saved); }
 };
 
-// The types with a SIMD kernel, and where their scales are (F16, or F32 for Q8_K; MXFP4's
-// E8M0 and NVFP4's UE4M3 scale bytes are all finite, left random).
+// The types with a SIMD kernel (every type but the plain ones), and where their scales
+// are (F16, F32 for Q8_K, IQ1_M's spread F16; MXFP4's E8M0 and NVFP4's UE4M3 scale bytes
+// are all finite, left random).
 struct SimdType {
   uint32_t id;
   const char* name;
   std::vector<size_t> f16_scales;
   int f32_scale = -1;
+  int iq1m_scale = -1;  // IQ1_M: the F16 scale in the top nibbles of 4 u16 words here
 };
 const std::vector<SimdType>& simd_types() {
   static const std::vector<SimdType> types = {
@@ -37,6 +42,9 @@ const std::vector<SimdType>& simd_types() {
       {7, "Q5_1", {0, 2}},    {12, "Q4_K", {0, 2}},    {13, "Q5_K", {0, 2}},   {14, "Q6_K", {208}},
       {10, "Q2_K", {80, 82}}, {11, "Q3_K", {108}},     {9, "Q8_1", {0, 2}},    {15, "Q8_K", {}, 0},
       {20, "IQ4_NL", {0}},    {23, "IQ4_XS", {0}},     {39, "MXFP4", {}},      {40, "NVFP4", {}},
+      {34, "TQ1_0", {52}},    {35, "TQ2_0", {64}},     {41, "Q1_0", {0}},      {42, "Q2_0", {0}},
+      {16, "IQ2_XXS", {0}},   {17, "IQ2_XS", {0}},     {22, "IQ2_S", {0}},     {18, "IQ3_XXS", {0}},
+      {21, "IQ3_S", {0}},     {19, "IQ1_S", {0}},      {29, "IQ1_M", {}, -1, 48},
   };
   return types;
 }
@@ -90,6 +98,14 @@ std::vector<uint8_t> random_blocks(const SimdType& t, size_t blocks, uint32_t se
       uint16_t h = random_finite_f16(rng);
       if (rng() % 8 == 0) h = uint16_t(h & 0x83FFu);  // subnormal or zero
       std::memcpy(block + at, &h, 2);
+    }
+    if (t.iq1m_scale >= 0) {
+      uint16_t h = random_finite_f16(rng);
+      if (rng() % 8 == 0) h = uint16_t(h & 0x83FFu);
+      for (int w = 0; w < 4; ++w) {
+        uint8_t* hi = block + t.iq1m_scale + 2 * w + 1;  // top nibble of word w
+        *hi = uint8_t((*hi & 0x0F) | (((h >> (4 * w)) & 0xF) << 4));
+      }
     }
     if (t.f32_scale >= 0) {
       uint32_t u;
@@ -166,5 +182,38 @@ TEST_CASE("ggml SIMD: every F16 scale (Q8_0, Q4_1), every implementation", "[ggm
     INFO(impl);
     CHECK(compare_with_reference(8, q8.data(), 65536) == "");
     CHECK(compare_with_reference(3, q41.data(), 65536) == "");
+  }
+}
+
+TEST_CASE("ggml SIMD: non-finite, zero and subnormal scales, every type", "[ggml-simd]") {
+  // Random quants; the (first) F16 scale of block i cycles through Inf, NaN (quiet and
+  // signalling, both signs), zeros, subnormals and the extremes. Within one target,
+  // scalar and vector float operations give the same NaN bits, so these must match too
+  // (e.g. IQ2's (db * m) * -1.0f keeps a NaN's sign, where a negation would flip it).
+  static constexpr uint16_t kSpecial[] = {0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0xFD55, 0x7FFF, 0x0000,
+                                          0x8000, 0x0001, 0x83FF, 0x0200, 0x7BFF, 0xFBFF, 0x0400, 0x3C00};
+  constexpr size_t kBlocks = 2 * std::size(kSpecial);
+  RestoreImpl restore;
+  for (const auto& t : simd_types()) {
+    if (t.f16_scales.empty() && t.iq1m_scale < 0) continue;
+    auto in = random_blocks(t, kBlocks, 777 + t.id);
+    const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
+    for (size_t i = 0; i < kBlocks; ++i) {
+      const uint16_t h = kSpecial[i % std::size(kSpecial)];
+      uint8_t* block = in.data() + i * bytes;
+      if (t.iq1m_scale >= 0) {
+        for (int w = 0; w < 4; ++w) {
+          uint8_t* hi = block + t.iq1m_scale + 2 * w + 1;
+          *hi = uint8_t((*hi & 0x0F) | (((h >> (4 * w)) & 0xF) << 4));
+        }
+      } else {
+        std::memcpy(block + t.f16_scales[0], &h, 2);
+      }
+    }
+    for (auto impl : amn::available_impls()) {
+      REQUIRE(amn::force_impl(impl));
+      INFO(t.name << " under " << impl);
+      CHECK(compare_with_reference(t.id, in.data(), kBlocks) == "");
+    }
   }
 }

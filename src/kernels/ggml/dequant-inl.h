@@ -46,12 +46,10 @@ using V16 = hn::VFromD<D16>;
 constexpr size_t kN = hn::MaxLanes(DF());  // f32 lanes: 4, 8 or 16
 static_assert(kN == 4 || kN == 8 || kN == 16, "16 quants must fill whole f32 vectors");
 
-// ggml's GGML_FP16_TO_FP32 for a block scale at p (unaligned). Normal numbers (nearly
-// every scale) are widened exactly by moving the bits; zero, subnormals, Inf and NaN go
-// to the reference conversion (scalar::f16_to_f32).
-HWY_INLINE float HalfAt(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
+// ggml's GGML_FP16_TO_FP32 of F16 bits h (HalfAt: of a block scale at p, unaligned).
+// Normal numbers (nearly every scale) are widened exactly by moving the bits; zero,
+// subnormals, Inf and NaN go to the reference conversion (scalar::f16_to_f32).
+HWY_INLINE float HalfBits(uint16_t h) {
   const uint32_t exponent = h & 0x7C00u;
   if (HWY_LIKELY(exponent != 0 && exponent != 0x7C00u)) {
     const uint32_t bits = (uint32_t(h & 0x8000u) << 16) | ((uint32_t(h & 0x7FFFu) << 13) + 0x38000000u);
@@ -60,6 +58,11 @@ HWY_INLINE float HalfAt(const uint8_t* p) {
     return f;
   }
   return scalar::f16_to_f32(h);
+}
+HWY_INLINE float HalfAt(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return HalfBits(h);
 }
 
 HWY_INLINE float FloatAt(const uint8_t* p) {
@@ -75,6 +78,17 @@ HWY_INLINE uint32_t U32At(const uint8_t* p) {
 }
 
 HWY_INLINE V16 Load16(const uint8_t* p) { return hn::LoadU(D16(), p); }
+
+// table[idx] for 16 indices 0..15 (TableLookupBytes). Highway's WASM TableLookupBytes
+// goes through memory byte by byte (it avoids i8x16.swizzle for engines older than
+// 2021); Node has it, and for indices below 16 it is the same lookup.
+HWY_INLINE V16 Lookup16(V16 table, V16 idx) {
+#if HWY_TARGET == HWY_WASM
+  return V16{wasm_i8x16_swizzle(table.raw, idx.raw)};
+#else
+  return hn::TableLookupBytes(table, idx);
+#endif
+}
 HWY_INLINE V16 Set16(uint8_t b) { return hn::Set(D16(), b); }
 HWY_INLINE void Store(VF v, float* HWY_RESTRICT p) { hn::StoreU(v, DF(), p); }
 
@@ -194,8 +208,8 @@ HWY_INLINE Q5Pair Q5Quants(const uint8_t* qs, uint32_t qh) {
   const V16 words = hn::BitCast(d16, hn::Set(hn::Repartition<uint32_t, D16>(), qh));
   const V16 bit = hn::Load(d16, kBitOfByte);
   const V16 sixteen = Set16(16);
-  const V16 high_lo = hn::IfThenElseZero(hn::TestBit(hn::TableLookupBytes(words, hn::Load(d16, kQhByteLo)), bit), sixteen);
-  const V16 high_hi = hn::IfThenElseZero(hn::TestBit(hn::TableLookupBytes(words, hn::Load(d16, kQhByteHi)), bit), sixteen);
+  const V16 high_lo = hn::IfThenElseZero(hn::TestBit(Lookup16(words, hn::Load(d16, kQhByteLo)), bit), sixteen);
+  const V16 high_hi = hn::IfThenElseZero(hn::TestBit(Lookup16(words, hn::Load(d16, kQhByteHi)), bit), sixteen);
   return {hn::Or(hn::And(v, Set16(0x0F)), high_lo), hn::Or(hn::ShiftRight<4>(v), high_hi)};
 }
 
@@ -408,8 +422,10 @@ HWY_NOINLINE void DequantQ8_K(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
-// The codebook types' kernels (IQ4_NL, IQ4_XS, MXFP4, NVFP4): dequant_fp4-inl.h,
-// included after this file by dequant_simd.cpp.
+// The other types' kernels, included after this file by dequant_simd.cpp and chained
+// by type: the codebook types (IQ4_NL, IQ4_XS, MXFP4, NVFP4) in dequant_fp4-inl.h, then
+// TQ1_0, TQ2_0, Q1_0, Q2_0 in dequant_tq-inl.h, then the IQ1/IQ2/IQ3 grid types in
+// dequant_iq-inl.h.
 HWY_NOINLINE bool DequantizeCodebook(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
                                      size_t blocks);
 

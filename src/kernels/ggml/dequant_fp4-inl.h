@@ -2,7 +2,7 @@
 // MXFP4, NVFP4 (kvalues_fp4). Compiled per Highway target after dequant-inl.h (whose
 // helpers they use) by dequant_simd.cpp; DequantizeSimd (dequant-inl.h) forwards these
 // types to DequantizeCodebook. Bit-exact with the scalar references (dequant_iq.cpp,
-// dequant_other.cpp): per 16 nibbles one byte-table lookup (TableLookupBytes) gives
+// dequant_other.cpp): per 16 nibbles one byte-table lookup (Lookup16, dequant-inl.h) gives
 // kvalue + 128 as u8, which Widen16 converts exactly to f32 kvalue; then one Mul with
 // the block factor, computed in scalar code exactly as the reference computes it.
 
@@ -41,17 +41,6 @@ constexpr BiasedTable Biased(const int8_t (&t)[16]) {
 }
 alignas(16) static constexpr BiasedTable kIq4nlBiased = Biased(kvalues_iq4nl);
 alignas(16) static constexpr BiasedTable kFp4Biased = Biased(kvalues_fp4);
-
-// table[idx] for 16 indices 0..15. Highway's WASM TableLookupBytes goes through memory
-// byte by byte (it avoids i8x16.swizzle for engines older than 2021); Node has it, and
-// for indices below 16 it is the same lookup.
-HWY_INLINE V16 Lookup16(V16 table, V16 idx) {
-#if HWY_TARGET == HWY_WASM
-  return V16{wasm_i8x16_swizzle(table.raw, idx.raw)};
-#else
-  return hn::TableLookupBytes(table, idx);
-#endif
-}
 
 // d * kvalue for 16 nibble indices (as the IQ4 references: factor first).
 HWY_INLINE void StoreLookupDMul(V16 table, V16 idx, VF d, float* HWY_RESTRICT out) {
@@ -153,6 +142,10 @@ HWY_NOINLINE void DequantNVFP4(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
+// TQ1_0, TQ2_0, Q1_0, Q2_0 and the grid types: dequant_tq-inl.h, included after this file.
+HWY_NOINLINE bool DequantizeLowBit(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
+                                   size_t blocks);
+
 // DequantizeSimd's continuation for the codebook types (declared in dequant-inl.h).
 HWY_NOINLINE bool DequantizeCodebook(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
                                      size_t blocks) {
@@ -165,7 +158,7 @@ HWY_NOINLINE bool DequantizeCodebook(uint32_t type, const uint8_t* HWY_RESTRICT 
     case 23: DequantIQ4_XS(in, out, blocks); return true;
     case 39: DequantMXFP4(in, out, blocks); return true;
     case 40: DequantNVFP4(in, out, blocks); return true;
-    default: return false;
+    default: return DequantizeLowBit(type, in, out, blocks);
   }
 #endif
 }

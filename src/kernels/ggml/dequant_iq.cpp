@@ -7,18 +7,23 @@
 namespace amn::ggml {
 namespace {
 
-float sign_of(uint8_t signs, int j) { return (signs & kmask_iq2xs[j]) ? -1.f : 1.f; }
+// ggml writes db * magnitude * (sign bit ? -1.f : 1.f). Multiplying by -1 is exact, the
+// same as negating, except for the sign of a NaN (NaN * -1 keeps it on x86): compilers
+// may emit either (GCC emits the negation, and ggml's NaN bits vary with its compiler;
+// test_ggml_dequant accepts any NaN there). We define it as the negation, so that every
+// target and the SIMD kernels (dequant_iq-inl.h) agree on the bits.
+float signed_by(float v, uint8_t signs, int j) { return (signs & kmask_iq2xs[j]) ? -v : v; }
 
-// One group of 8 from a 64-bit grid entry: (db * magnitude) * sign.
+// One group of 8 from a 64-bit grid entry: (db * magnitude), negated by the sign bit.
 void put_grid8(float* y, float db, uint64_t entry, uint8_t signs) {
-  for (int j = 0; j < 8; ++j) y[j] = db * float(grid_byte(entry, j)) * sign_of(signs, j);
+  for (int j = 0; j < 8; ++j) y[j] = signed_by(db * float(grid_byte(entry, j)), signs, j);
 }
 
 // Two 32-bit grid entries (4 magnitudes each) sharing one sign byte.
 void put_grid4x2(float* y, float db, uint32_t entry1, uint32_t entry2, uint8_t signs) {
   for (int j = 0; j < 4; ++j) {
-    y[j + 0] = db * float(grid_byte(entry1, j)) * sign_of(signs, j + 0);
-    y[j + 4] = db * float(grid_byte(entry2, j)) * sign_of(signs, j + 4);
+    y[j + 0] = signed_by(db * float(grid_byte(entry1, j)), signs, j + 0);
+    y[j + 4] = signed_by(db * float(grid_byte(entry2, j)), signs, j + 4);
   }
 }
 

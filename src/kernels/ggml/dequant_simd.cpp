@@ -10,6 +10,8 @@
 #include "hwy/highway.h"
 #include "kernels/ggml/dequant-inl.h"
 #include "kernels/ggml/dequant_fp4-inl.h"
+#include "kernels/ggml/dequant_tq-inl.h"
+#include "kernels/ggml/dequant_iq-inl.h"
 
 #if HWY_ONCE
 #include "kernels/ggml/dequantize.h"
