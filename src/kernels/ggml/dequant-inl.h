@@ -422,40 +422,6 @@ HWY_NOINLINE void DequantQ8_K(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
-// The other types' kernels, included after this file by dequant_simd.cpp and chained
-// by type: the codebook types (IQ4_NL, IQ4_XS, MXFP4, NVFP4) in dequant_fp4-inl.h, then
-// TQ1_0, TQ2_0, Q1_0, Q2_0 in dequant_tq-inl.h, then the IQ1/IQ2/IQ3 grid types in
-// dequant_iq-inl.h.
-HWY_NOINLINE bool DequantizeCodebook(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                     size_t blocks);
-
-// The per-target entry point exported to dequant_simd.cpp: false for a type without a
-// SIMD kernel (the caller then runs the reference).
-HWY_NOINLINE bool DequantizeSimd(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                 size_t blocks) {
-#if HWY_TARGET == HWY_SCALAR
-  // Highway's one-lane fallback (x86 CPUs without SSSE3): the reference does it all.
-  (void)type, (void)in, (void)out, (void)blocks;
-  return false;
-#else
-  switch (type) {
-    case 2: DequantQ4_0(in, out, blocks); return true;
-    case 3: DequantQ4_1(in, out, blocks); return true;
-    case 6: DequantQ5_0(in, out, blocks); return true;
-    case 7: DequantQ5_1(in, out, blocks); return true;
-    case 8: DequantQ8<sizeof(block_q8_0), 2>(in, out, blocks); return true;
-    case 9: DequantQ8<sizeof(block_q8_1), 4>(in, out, blocks); return true;
-    case 10: DequantQ2_K(in, out, blocks); return true;
-    case 11: DequantQ3_K(in, out, blocks); return true;
-    case 12: DequantQ4_K(in, out, blocks); return true;
-    case 13: DequantQ5_K(in, out, blocks); return true;
-    case 14: DequantQ6_K(in, out, blocks); return true;
-    case 15: DequantQ8_K(in, out, blocks); return true;
-    default: return DequantizeCodebook(type, in, out, blocks);
-  }
-#endif
-}
-
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ggml

@@ -1,7 +1,7 @@
 // SIMD dequantizers for the 4-bit codebook types: IQ4_NL, IQ4_XS (kvalues_iq4nl) and
 // MXFP4, NVFP4 (kvalues_fp4). Compiled per Highway target after dequant-inl.h (whose
-// helpers they use) by dequant_simd.cpp; DequantizeSimd (dequant-inl.h) forwards these
-// types to DequantizeCodebook. Bit-exact with the scalar references (dequant_iq.cpp,
+// helpers they use) by dequant_simd.cpp, whose DequantizeSimd switch calls them.
+// Bit-exact with the scalar references (dequant_iq.cpp,
 // dequant_other.cpp): per 16 nibbles one byte-table lookup (Lookup16, dequant-inl.h) gives
 // kvalue + 128 as u8, which Widen16 converts exactly to f32 kvalue; then one Mul with
 // the block factor, computed in scalar code exactly as the reference computes it.
@@ -141,27 +141,6 @@ HWY_NOINLINE void DequantNVFP4(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
-
-// TQ1_0, TQ2_0, Q1_0, Q2_0 and the grid types: dequant_tq-inl.h, included after this file.
-HWY_NOINLINE bool DequantizeLowBit(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                   size_t blocks);
-
-// DequantizeSimd's continuation for the codebook types (declared in dequant-inl.h).
-HWY_NOINLINE bool DequantizeCodebook(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                     size_t blocks) {
-#if HWY_TARGET == HWY_SCALAR
-  (void)type, (void)in, (void)out, (void)blocks;
-  return false;
-#else
-  switch (type) {
-    case 20: DequantIQ4_NL(in, out, blocks); return true;
-    case 23: DequantIQ4_XS(in, out, blocks); return true;
-    case 39: DequantMXFP4(in, out, blocks); return true;
-    case 40: DequantNVFP4(in, out, blocks); return true;
-    default: return DequantizeLowBit(type, in, out, blocks);
-  }
-#endif
-}
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE

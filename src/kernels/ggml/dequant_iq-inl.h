@@ -1,6 +1,6 @@
 // SIMD dequantizers for the grid types: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
-// IQ1_M. Compiled per Highway target after dequant_tq-inl.h by dequant_simd.cpp;
-// DequantizeLowBit forwards these types to DequantizeGrid. Bit-exact with the scalar
+// IQ1_M. Compiled per Highway target after dequant_tq-inl.h by dequant_simd.cpp, whose
+// DequantizeSimd switch calls them. Bit-exact with the scalar
 // references (dequant_iq.cpp): grid rows are fetched with scalar index arithmetic (as
 // there) and 8-byte loads, two or four rows to a 16-byte vector; the magnitudes are
 // widened exactly to f32 and the float operations are the reference's, in its order,
@@ -229,26 +229,6 @@ HWY_NOINLINE void DequantIQ1_M(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
-
-// DequantizeLowBit's continuation (declared in dequant_tq-inl.h): the last link.
-HWY_NOINLINE bool DequantizeGrid(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                 size_t blocks) {
-#if HWY_TARGET == HWY_SCALAR
-  (void)type, (void)in, (void)out, (void)blocks;
-  return false;
-#else
-  switch (type) {
-    case 16: DequantIQ2_XXS(in, out, blocks); return true;
-    case 17: DequantIQ2_XS(in, out, blocks); return true;
-    case 18: DequantIQ3_XXS(in, out, blocks); return true;
-    case 19: DequantIQ1_S(in, out, blocks); return true;
-    case 21: DequantIQ3_S(in, out, blocks); return true;
-    case 22: DequantIQ2_S(in, out, blocks); return true;
-    case 29: DequantIQ1_M(in, out, blocks); return true;
-    default: return false;
-  }
-#endif
-}
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE

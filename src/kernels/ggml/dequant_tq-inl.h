@@ -1,7 +1,7 @@
 // SIMD dequantizers for the 1- and 2-bit types without a codebook: TQ1_0, TQ2_0
 // (ternary), Q1_0 (sign bits) and Q2_0. Compiled per Highway target after
-// dequant_fp4-inl.h by dequant_simd.cpp; DequantizeCodebook forwards these types to
-// DequantizeLowBit. Bit-exact with the scalar references (dequant_other.cpp): the
+// dequant_fp4-inl.h by dequant_simd.cpp, whose DequantizeSimd switch calls them.
+// Bit-exact with the scalar references (dequant_other.cpp): the
 // quants are decoded with integer operations to the reference's small integers,
 // converted exactly (Widen16) and multiplied by the block scale in the reference's
 // order; Q1_0 selects between d and -d, the two values the reference writes.
@@ -140,27 +140,6 @@ HWY_NOINLINE void DequantTQ1_0(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
-
-// The grid types: dequant_iq-inl.h, included after this file.
-HWY_NOINLINE bool DequantizeGrid(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                 size_t blocks);
-
-// DequantizeCodebook's continuation (declared in dequant_fp4-inl.h).
-HWY_NOINLINE bool DequantizeLowBit(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
-                                   size_t blocks) {
-#if HWY_TARGET == HWY_SCALAR
-  (void)type, (void)in, (void)out, (void)blocks;
-  return false;
-#else
-  switch (type) {
-    case 34: DequantTQ1_0(in, out, blocks); return true;
-    case 35: DequantTQ2_0(in, out, blocks); return true;
-    case 41: DequantQ1_0(in, out, blocks); return true;
-    case 42: DequantQ2_0(in, out, blocks); return true;
-    default: return DequantizeGrid(type, in, out, blocks);
-  }
-#endif
-}
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
