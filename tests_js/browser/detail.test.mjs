@@ -32,13 +32,6 @@ after(async () => {
   await harness?.close();
 });
 
-async function withPage(t, fn) {
-  const { page, problems } = await harness.newPage();
-  t.after(() => page.close());
-  await fn(page);
-  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
-}
-
 // The reference: min/max, mean and population std in two plain passes over the finite
 // values, NaN and infinity counts. 64-bit integers: exact min/max as decimal strings.
 function reference(data) {
@@ -128,7 +121,7 @@ function assertStats(got, want, label) {
 }
 
 test('detail view of GGUF block types: statistics equal the package\'s tensor()', { timeout: 90_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await openModel(page, BLOCKS);
     for (const [name, dtype] of [['blk.q4_k', 'Q4_K'], ['blk.iq2_xxs', 'IQ2_XXS']]) {
       await openDetail(page, name);
@@ -166,7 +159,7 @@ test('detail view of GGUF block types: statistics equal the package\'s tensor()'
 });
 
 test('detail view of safetensors BF16 and I64 tensors', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await openModel(page, TINY);
 
     await openDetail(page, 'model.layers.0.fc2.weight');
@@ -189,7 +182,7 @@ test('detail view of safetensors BF16 and I64 tensors', { timeout: 60_000 }, asy
 });
 
 test('detail view: keyboard, Escape, focus back to the row', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await openModel(page, TINY);
     const selector = '#tensor-body tr.tensor-row[data-name="model.final_norm.weight"] button.tensor-open';
     assert.equal(await page.getAttribute(selector, 'aria-haspopup'), 'dialog');
@@ -221,7 +214,7 @@ test('detail view: keyboard, Escape, focus back to the row', { timeout: 60_000 }
 });
 
 test('detail view of a tensor of unknown type shows the unsupported code', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await openModel(page, UNKNOWN);
     await openDetail(page, 'mystery');
     const got = await shown(page);
@@ -242,7 +235,7 @@ for (const [label, source, stem] of [['tiny-mlp (safetensors)', TINY, 'model'], 
     const dir = await tempDir(t, 'amn-web-gguf-out-');
     const native = join(dir, 'native.gguf');
     execFileSync(NATIVE, ['convert', source, '--to', 'gguf', '-o', native, '-q']);
-    await withPage(t, async (page) => {
+    await harness.withPage(t, async (page) => {
       await openModel(page, source);
       await page.selectOption('#convert-format', 'gguf');
       await page.selectOption('#convert-dtype', 'keep');
@@ -263,7 +256,7 @@ test('converts to GGUF with a dtype: named <stem>-<dtype>.gguf, native bytes', {
   const dir = await tempDir(t, 'amn-web-gguf-f16-');
   const native = join(dir, 'native.gguf');
   execFileSync(NATIVE, ['convert', TINY, '--to', 'gguf', '--dtype', 'f16', '-o', native, '-q']);
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await openModel(page, TINY);
     await page.selectOption('#convert-format', 'gguf');
     await page.selectOption('#convert-dtype', 'f16');

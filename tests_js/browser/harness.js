@@ -1,6 +1,7 @@
 // Browser test harness: builds the page with Vite, serves it and the fixtures from one
 // origin, and drives Debian's chromium with playwright-core (TOOLCHAIN.md quirk 13).
 // Nothing here skips: a missing chromium or an unbuilt WASM core fails the run.
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -63,6 +64,14 @@ export async function startHarness({ mounts = {} } = {}) {
       page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') problems.push(`worker console: ${m.text()}`); }));
       if (go) await page.goto(server.url);
       return { page, problems };
+    },
+    // Runs `fn(page)` on a fresh page that closes with test `t`; the page's console must
+    // stay clean (no errors, page errors or failed requests) throughout.
+    async withPage(t, fn, options) {
+      const { page, problems } = await this.newPage(options);
+      t.after(() => page.close());
+      await fn(page);
+      assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
     },
     async close() {
       await context.close().catch(() => {});

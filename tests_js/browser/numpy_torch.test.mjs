@@ -15,13 +15,6 @@ let harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-async function withPage(t, fn) {
-  const { page, problems } = await harness.newPage();
-  t.after(() => page.close());
-  await fn(page);
-  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
-}
-
 async function convertKept(page, dir) {
   await page.selectOption('#convert-dtype', 'keep');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
@@ -41,7 +34,7 @@ function assertHashes(out, want, label) {
 test('a PyTorch checkpoint: tensors, pickle verdict, other values, and torch.load\'s bytes', { timeout: 90_000 }, async (t) => {
   const want = JSON.parse(await readFile(join(FIXTURES, 'torch', 'expected', 'nested.pt.json'), 'utf8')).tensors;
   const dir = await tempDir(t, 'amn-web-pth-');
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(FIXTURES, 'torch', 'valid', 'nested.pt'));
     assert.equal(await settled(page), 'model');
     assert.deepEqual((await tableRows(page)).map((r) => r.name).sort(), want.map((x) => x.name).sort());
@@ -54,7 +47,7 @@ test('a PyTorch checkpoint: tensors, pickle verdict, other values, and torch.loa
 });
 
 test('a pickle naming os.system is refused with disallowed_global', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(FIXTURES, 'torch', 'broken', 'zip_os_system.pt'));
     assert.equal(await settled(page), 'error');
     assert.equal(await page.textContent('#error-code'), 'disallowed_global');
@@ -65,7 +58,7 @@ test('a pickle naming os.system is refused with disallowed_global', { timeout: 6
 test('NumPy .npz (compressed, big-endian, Fortran order) and .npy: numpy.load\'s bytes', { timeout: 90_000 }, async (t) => {
   const expected = JSON.parse(await readFile(join(FIXTURES, 'numpy', 'expected.json'), 'utf8'));
   const dir = await tempDir(t, 'amn-web-npy-');
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     for (const file of ['valid/savez_compressed.npz', 'valid/fortran_i2_be_3d.npy']) {
       const want = expected.find((e) => e.file === file).arrays;
       await page.setInputFiles('#file-input', join(FIXTURES, 'numpy', file));

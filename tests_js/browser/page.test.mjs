@@ -32,14 +32,6 @@ after(async () => {
   await harness?.close();
 });
 
-// A page for one test; its console must stay clean.
-async function withPage(t, fn, options) {
-  const { page, problems } = await harness.newPage(options);
-  t.after(() => page.close());
-  await fn(page);
-  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
-}
-
 function assertTableMatches(rows, tensors) {
   assert.deepEqual(
     rows.map((r) => [r.name, r.dtype, r.shape, r.parameters]),
@@ -48,7 +40,7 @@ function assertTableMatches(rows, tensors) {
 }
 
 test('opens a model from the file picker: summary and tensor table', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(TINY, 'model.safetensors'));
     assert.equal(await settled(page), 'model');
     const info = expected.tiny;
@@ -75,7 +67,7 @@ test('opens a model from the file picker: summary and tensor table', { timeout: 
 });
 
 test('filters and sorts the tensor table', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(TINY, 'model.safetensors'));
     assert.equal(await settled(page), 'model');
     const all = expected.tiny.tensors;
@@ -122,7 +114,7 @@ test('filters and sorts the tensor table', { timeout: 60_000 }, async (t) => {
 for (const dtype of ['bf16', 'f16']) {
   test(`converts to ${dtype} and downloads the producer's bytes`, { timeout: 60_000 }, async (t) => {
     const dir = await tempDir(t, 'amn-web-download-');
-    await withPage(t, async (page) => {
+    await harness.withPage(t, async (page) => {
       await page.setInputFiles('#file-input', join(TINY, 'model.safetensors'));
       assert.equal(await settled(page), 'model');
       await page.selectOption('#convert-dtype', dtype);
@@ -151,7 +143,7 @@ for (const dtype of ['bf16', 'f16']) {
 }
 
 test('opens a model by URL, reading it with Range requests', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     const path = '/fixtures/models/tiny-mlp/model.safetensors';
     await page.fill('#url-input', new URL(path, harness.url).href);
     await page.click('#url-open');
@@ -164,7 +156,7 @@ test('opens a model by URL, reading it with Range requests', { timeout: 60_000 }
 });
 
 test('opens a sharded model with its index and config.json from several files', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     const info = expected.sharded;
     const files = [...info.files.map((f) => f.name), info.index, 'config.json'].map((n) => join(SHARDED, n));
     await page.setInputFiles('#file-input', files);
@@ -184,7 +176,7 @@ test('opens a sharded model with its index and config.json from several files', 
 });
 
 test('opens a model folder from the folder picker', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#folder-input', SHARDED);
     assert.equal(await settled(page), 'model');
     assert.equal(await page.textContent('#tensor-count'), `${expected.sharded.tensors.length} tensors`);
@@ -199,7 +191,7 @@ test('renders only the visible rows of a model with thousands of tensors', { tim
     name: `model.layers.${String(Math.floor(i / 8)).padStart(3, '0')}.w${i % 8}.weight`, dtype: i % 2 ? 'BF16' : 'F32', shape: [4, (i % 13) + 1],
   }));
   await writeSparseSafetensors(path, tensors);
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', path);
     assert.equal(await settled(page), 'model');
     assert.equal(await page.textContent('#tensor-count'), '6,000 tensors');
@@ -218,7 +210,7 @@ test('renders only the visible rows of a model with thousands of tensors', { tim
 });
 
 test('shows the error code for every broken fixture', { timeout: 120_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     const wrong = [];
     for (const entry of expected.broken) {
       await page.setInputFiles('#file-input', join(BROKEN, entry.file));
@@ -243,7 +235,7 @@ test('shows the error code for every broken fixture', { timeout: 120_000 }, asyn
 test('opens a GGUF file: header KVs and block types; dequantizes them as ggml does', { timeout: 60_000 }, async (t) => {
   const want = JSON.parse(await readFile(join(FIXTURES, 'gguf', 'expected', 'ggml_blocks.json'), 'utf8'));
   const dir = await tempDir(t, 'amn-web-gguf-');
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(FIXTURES, 'gguf', 'valid', 'ggml_blocks.gguf'));
     assert.equal(await settled(page), 'model');
     const rows = await tableRows(page);
@@ -268,7 +260,7 @@ test('opens a GGUF file: header KVs and block types; dequantizes them as ggml do
 });
 
 test('a GGUF tensor of unknown type: listed, and converting says why not', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(FIXTURES, 'gguf', 'valid', 'unknown_type.gguf'));
     assert.equal(await settled(page), 'model');
     assert.ok((await tableRows(page)).some((r) => r.dtype === 'type 99'));
@@ -284,7 +276,7 @@ test('cancels a conversion: nothing is downloaded', { timeout: 120_000 }, async 
   const big = join(dir, 'big.safetensors');
   // 256 MiB of F32 (a sparse file: no disk cost); converting takes many 16 MiB pieces.
   await writeSparseSafetensors(big, [{ name: 'w', dtype: 'F32', shape: [8192, 8192] }]);
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     let downloads = 0;
     page.on('download', () => { downloads += 1; });
     await page.setInputFiles('#file-input', big);
@@ -310,7 +302,7 @@ test('saves straight to disk through the File System Access API', { timeout: 60_
       return root.getFileHandle(suggestedName, { create: true });
     };
   };
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(TINY, 'model.safetensors'));
     assert.equal(await settled(page), 'model');
     assert.equal(await page.isVisible('#save-direct'), true);
@@ -337,7 +329,7 @@ test('saves straight to disk through the File System Access API', { timeout: 60_
 
 test('opens files dropped on the page', { timeout: 60_000 }, async (t) => {
   const bytes = [...await readFile(join(TINY, 'model.safetensors'))];
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.evaluate((data) => {
       const transfer = new DataTransfer();
       transfer.items.add(new File([new Uint8Array(data)], 'model.safetensors'));
@@ -353,7 +345,7 @@ test('opens files dropped on the page', { timeout: 60_000 }, async (t) => {
 });
 
 test('keeps working offline once loaded', { timeout: 60_000 }, async (t) => {
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     // The worker loads the core at start-up, not at the first open.
     const wasm = page.waitForEvent('requestfinished', (r) => r.url().endsWith('.wasm'));
     await page.goto(harness.url);

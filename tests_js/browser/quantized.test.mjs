@@ -40,13 +40,6 @@ async function packageHead(family, variant, name, count) {
 before(async () => { pkg = await loadPackage('node.js'); harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-async function withPage(t, fn) {
-  const { page, problems } = await harness.newPage();
-  t.after(() => page.close());
-  await fn(page);
-  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
-}
-
 // A fixture's files in either layout: <variant>.safetensors / .config.json /
 // .expected.safetensors beside each other, or a <variant>/ folder holding
 // model.safetensors, config.json and expected.safetensors.
@@ -74,7 +67,7 @@ for (const [family, variant, scheme] of CASES) {
       const want = parseSafetensors(new Uint8Array(await readFile(fixtureFiles(family, variant).expected)));
       const names = Object.keys(want.header);
       const dir = await tempDir(t, 'amn-web-quant-');
-      await withPage(t, async (page) => {
+      await harness.withPage(t, async (page) => {
         await pick(page, family, variant);
         const rows = await tableRows(page);
         for (const name of names) {
@@ -123,7 +116,7 @@ for (const [family, variant, scheme] of CASES) {
 
 test('"cast unquantized tensors too": a quantized model\'s norm follows the target only when asked', { timeout: 90_000 }, async (t) => {
   const dir = await tempDir(t, 'amn-web-cast-all-');
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await pick(page, 'fp8', 'block_e4m3');
     assert.ok(await page.isVisible('#cast-all-label'), 'offered for a quantized model');
     await page.selectOption('#convert-dtype', 'f32');

@@ -31,16 +31,9 @@ after(async () => {
   await harness?.close();
 });
 
-async function withPage(t, fn, options) {
-  const { page, problems } = await harness.newPage(options);
-  t.after(() => page.close());
-  await fn(page);
-  assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
-}
-
 test('a sharded model downloads every shard and the index', { timeout: 60_000 }, async (t) => {
   const dir = await tempDir(t, 'amn-web-shards-');
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#folder-input', SHARDED);
     assert.equal(await settled(page), 'model');
     await page.selectOption('#convert-dtype', 'f16');
@@ -66,7 +59,7 @@ test('a sharded model saves into a folder chosen with showDirectoryPicker', { ti
   const initScript = () => {
     window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle('amn-out', { create: true });
   };
-  await withPage(t, async (page) => {
+  await harness.withPage(t, async (page) => {
     await page.setInputFiles('#folder-input', SHARDED);
     assert.equal(await settled(page), 'model');
     await page.selectOption('#convert-dtype', 'f16');

@@ -236,17 +236,11 @@ ui.convertForm.addEventListener('submit', async (event) => {
   const name = outputName(state.info, format, dtype);
   let fileHandle;
   if (canSaveDirect && ui.saveDirect.checked) {
-    // Must run first: the picker needs the click's user activation.
-    try {
-      fileHandle = await window.showSaveFilePicker({
-        suggestedName: name,
-        types: [{ description: format === 'gguf' ? 'GGUF' : 'safetensors', accept: { 'application/octet-stream': [`.${format}`] } }],
-      });
-    } catch (err) {
-      if (err?.name === 'AbortError') return; // the user closed the picker
-      showError('convert the model', { code: 'io', message: String(err?.message ?? err), offset: -1 });
-      return;
-    }
+    fileHandle = await pickHandle(() => window.showSaveFilePicker({
+      suggestedName: name,
+      types: [{ description: format === 'gguf' ? 'GGUF' : 'safetensors', accept: { 'application/octet-stream': [`.${format}`] } }],
+    }));
+    if (!fileHandle) return;
   }
   hideError();
   clearDownload();
@@ -268,6 +262,19 @@ ui.convertForm.addEventListener('submit', async (event) => {
   }
 });
 
+// A File System Access picker, opened before anything else (it needs the click's user
+// activation). Null when the user closed it, or when it failed (the error is shown).
+async function pickHandle(open) {
+  try {
+    return await open();
+  } catch (err) {
+    if (err?.name !== 'AbortError') {
+      showError('convert the model', { code: 'io', message: String(err?.message ?? err), offset: -1 });
+    }
+    return null;
+  }
+}
+
 function showConvertResult(text, ...extra) {
   ui.convertResult.replaceChildren(text, ...extra);
   ui.convertResult.hidden = false;
@@ -288,14 +295,8 @@ function offerDownload(blob, name) {
 async function convertShards(dtype) {
   let dirHandle;
   if (canSaveFolder && ui.saveDirect.checked) {
-    // Must run first: the picker needs the click's user activation.
-    try {
-      dirHandle = await window.showDirectoryPicker({ id: 'amn-shards', mode: 'readwrite' });
-    } catch (err) {
-      if (err?.name === 'AbortError') return; // the user closed the picker
-      showError('convert the model', { code: 'io', message: String(err?.message ?? err), offset: -1 });
-      return;
-    }
+    dirHandle = await pickHandle(() => window.showDirectoryPicker({ id: 'amn-shards', mode: 'readwrite' }));
+    if (!dirHandle) return;
   }
   hideError();
   clearDownload();
