@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/byte_lookup-inl.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/blocks.h"
 
@@ -79,16 +80,8 @@ HWY_INLINE uint32_t U32At(const uint8_t* p) {
 
 HWY_INLINE V16 Load16(const uint8_t* p) { return hn::LoadU(D16(), p); }
 
-// table[idx] for 16 indices 0..15 (TableLookupBytes). Highway's WASM TableLookupBytes
-// goes through memory byte by byte (it avoids i8x16.swizzle for engines older than
-// 2021); Node has it, and for indices below 16 it is the same lookup.
-HWY_INLINE V16 Lookup16(V16 table, V16 idx) {
-#if HWY_TARGET == HWY_WASM
-  return V16{wasm_i8x16_swizzle(table.raw, idx.raw)};
-#else
-  return hn::TableLookupBytes(table, idx);
-#endif
-}
+// table[idx] for 16 indices 0..15 (byte_lookup-inl.h: the swizzle instruction on WASM).
+HWY_INLINE V16 Lookup16(V16 table, V16 idx) { return amn::HWY_NAMESPACE::LookupBytes16(table, idx); }
 HWY_INLINE V16 Set16(uint8_t b) { return hn::Set(D16(), b); }
 HWY_INLINE void Store(VF v, float* HWY_RESTRICT p) { hn::StoreU(v, DF(), p); }
 

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/byte_lookup-inl.h"
 #include "kernels/quant/packed_lut.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -26,26 +27,11 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
-// Byte shuffles. Highway 1.0.3 emulates TableLookupBytes on WASM with a byte loop
-// (against an old V8 bug); Node's V8 has i8x16.swizzle, which gives 0 for indices >= 16.
-// table[index[i]] for indices < 16:
+// Byte shuffles (byte_lookup-inl.h: the swizzle instruction on WASM).
 template <class V>
-HWY_INLINE V Shuffle(V table, V index) {
-#if HWY_TARGET == HWY_WASM
-  return V{wasm_i8x16_swizzle(table.raw, index.raw)};
-#else
-  return hn::TableLookupBytes(table, index);
-#endif
-}
-// table[index[i]], or 0 where index[i] is 0x80:
+HWY_INLINE V Shuffle(V table, V index) { return amn::HWY_NAMESPACE::LookupBytes16(table, index); }
 template <class V>
-HWY_INLINE V ShuffleOr0(V table, V index) {
-#if HWY_TARGET == HWY_WASM
-  return V{wasm_i8x16_swizzle(table.raw, index.raw)};
-#else
-  return hn::TableLookupBytesOr0(table, index);
-#endif
-}
+HWY_INLINE V ShuffleOr0(V table, V index) { return amn::HWY_NAMESPACE::LookupBytes16Or0(table, index); }
 #endif
 
 HWY_NOINLINE void UnpackNibbles(const uint8_t* HWY_RESTRICT bytes, size_t n, uint8_t* HWY_RESTRICT codes) {

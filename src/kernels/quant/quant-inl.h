@@ -25,6 +25,7 @@
 #include "core/dtype.h"
 #include "hwy/highway.h"
 
+#include "kernels/byte_lookup-inl.h"
 #include "kernels/cast-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -108,15 +109,8 @@ using V8 = hn::VFromD<D8>;
 using V32 = hn::VFromD<D32>;
 using VF4 = hn::VFromD<DF4>;
 
-// table[idx] for 16 indices below 16. Highway's WASM TableLookupBytes goes through
-// memory byte by byte (it avoids i8x16.swizzle for engines older than 2021); Node has it.
-HWY_INLINE V8 Lookup16(V8 table, V8 idx) {
-#if HWY_TARGET == HWY_WASM
-  return V8{wasm_i8x16_swizzle(table.raw, idx.raw)};
-#else
-  return hn::TableLookupBytes(table, idx);
-#endif
-}
+// table[idx] for 16 indices below 16 (byte_lookup-inl.h: the swizzle instruction on WASM).
+HWY_INLINE V8 Lookup16(V8 table, V8 idx) { return amn::HWY_NAMESPACE::LookupBytes16(table, idx); }
 
 // The 16 output values of one group: `entries[k]` holds codes 4k .. 4k + 3 as the
 // target's bits in u32 lanes; plane[b] holds byte b of every code's value.
