@@ -39,7 +39,8 @@ export interface FileHandleLike {
  * What open() reads. Strings starting with http:// or https:// are URLs (HTTP Range);
  * 'ollama:[namespace/]model[:tag]' is a model Ollama has pulled (Node only); other
  * strings are paths (Node only). An array is a set of Files: shards, the
- * *.index.json and config.json (e.g. a dropped folder).
+ * *.index.json and the config files — config.json, quantize_config.json,
+ * quant_config.json (e.g. a dropped folder).
  */
 export type Source =
   | ArrayBuffer
@@ -57,7 +58,10 @@ export interface OpenOptions {
   signal?: AbortSignal;
   /** File name for sources that have none (ArrayBuffer, Blob, FileHandle). */
   name?: string;
-  /** URL of an *.index.json: also fetch config.json beside it (default true; a 404 is ignored). */
+  /**
+   * URL of an *.index.json: also fetch config.json, quantize_config.json and
+   * quant_config.json beside it (default true; a 404 is ignored).
+   */
   config?: boolean;
 }
 
@@ -133,6 +137,13 @@ export interface ModelInfo {
   files: FileInfo[];
   metadata: Record<string, string>;
   config: Record<string, unknown> | null;
+  /**
+   * The quantizer's own config beside the model (AutoGPTQ / GPTQModel's
+   * quantize_config.json, else AutoAWQ's quant_config.json), as written. When present it
+   * is what scheme detection reads, as GPTQModel does; a disagreement with config.json's
+   * quantization_config is a warning.
+   */
+  quantize_config: { file: 'quantize_config.json' | 'quant_config.json'; config: Record<string, unknown> } | null;
   /** Problems that did not stop parsing (e.g. an unreadable config.json). */
   warnings: string[];
   tensors: TensorInfo[];

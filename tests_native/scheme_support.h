@@ -17,6 +17,7 @@ namespace amn::test::schemes {
 // A model file and its config.json (when there is one), opened as a folder is.
 struct Opened {
   std::vector<uint8_t> model_bytes, config_bytes;
+  std::vector<std::vector<uint8_t>> more_bytes;  // other files' (MemorySource only views them)
   FileSet files;
   Result<Model> model = make_error(ErrorCode::internal, "not opened");
 };

@@ -193,6 +193,11 @@ TEST_CASE("model_files_in_folder picks the index, else every shard", "[open]") {
   CHECK(model_files_in_folder({"model.safetensors.index.json", "model-00001-of-00002.safetensors"}) ==
         std::vector<std::string>{"model.safetensors.index.json", "model-00001-of-00002.safetensors"});
   CHECK(model_files_in_folder({"README.md"}).empty());
+  // The quantizers' own configs follow config.json, in GPTQModel's lookup order; alone
+  // they are not a model.
+  CHECK(model_files_in_folder({"quant_config.json", "model.safetensors", "quantize_config.json", "config.json"}) ==
+        std::vector<std::string>{"model.safetensors", "config.json", "quantize_config.json", "quant_config.json"});
+  CHECK(model_files_in_folder({"quantize_config.json", "config.json"}).empty());
   // Without safetensors or GGUF: a PyTorch index (it names its shards), else the first
   // PyTorch file, else the first NumPy file; config.json rides along.
   CHECK(model_files_in_folder({"pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json", "config.json"}) ==

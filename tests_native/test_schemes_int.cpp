@@ -22,17 +22,28 @@ using namespace amn::test::schemes;
 
 namespace {
 
+// A fixture's model.safetensors opened as a folder is, with config files beside it:
+// (name it has in the folder, fixture path under quantized/). The sets are declared in
+// the order every surface uses (config.json, quantize_config.json, quant_config.json).
+using ConfigFiles = std::vector<std::pair<std::string, std::string>>;
+std::unique_ptr<Opened> open_with(const std::string& dir, const ConfigFiles& configs) {
+  auto o = std::make_unique<Opened>();
+  o->model_bytes = read_file(fixture_path("quantized/" + dir + "/model.safetensors"));
+  REQUIRE(!o->model_bytes.empty());
+  o->files.add("model.safetensors", std::make_unique<MemorySource>(o->model_bytes));
+  for (const auto& [name, path] : configs) {
+    o->more_bytes.push_back(read_file(fixture_path("quantized/" + path)));
+    REQUIRE(!o->more_bytes.back().empty());
+    o->files.add(name, std::make_unique<MemorySource>(o->more_bytes.back()));
+  }
+  o->model = open_model(o->files, {});
+  return o;
+}
+
 // A fixture folder (model.safetensors + config.json) opened as a folder is; without
 // config.json when `with_config` is false.
 std::unique_ptr<Opened> open_folder(const std::string& dir, bool with_config = true) {
-  auto o = std::make_unique<Opened>();
-  o->model_bytes = read_file(fixture_path("quantized/" + dir + "/model.safetensors"));
-  if (with_config) o->config_bytes = read_file(fixture_path("quantized/" + dir + "/config.json"));
-  REQUIRE(!o->model_bytes.empty());
-  o->files.add("model.safetensors", std::make_unique<MemorySource>(o->model_bytes));
-  if (!o->config_bytes.empty()) o->files.add("config.json", std::make_unique<MemorySource>(o->config_bytes));
-  o->model = open_model(o->files, {});
-  return o;
+  return open_with(dir, with_config ? ConfigFiles{{"config.json", dir + "/config.json"}} : ConfigFiles{});
 }
 
 std::vector<uint8_t> cast(DType from, DType to, const std::vector<uint8_t>& in) {
@@ -49,34 +60,38 @@ size_t differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   return n;
 }
 
-// Every expected tensor: in the natural dtype (the producer's), then in the other two
-// targets, which are PyTorch casts of it (packed.h: "Exactness").
-void check_variant(const std::string& dir, const std::string& scheme, bool with_config = true) {
-  INFO(dir << (with_config ? "" : " without config.json"));
-  auto o = open_folder(dir, with_config);
-  REQUIRE(o->model);
+// Every logical tensor of an opened fixture against the fixture's expected.safetensors:
+// in the natural dtype (the producer's), then in the other two targets, which are
+// PyTorch casts of it (packed.h: "Exactness").
+void check_opened(Opened& o, const std::string& dir, const std::string& scheme) {
+  REQUIRE(o.model);
   auto expected = expected_tensors(fixture_path("quantized/" + dir + "/expected.safetensors"));
   REQUIRE(!expected.empty());
-  CHECK(o->model->logical.size() == expected.size());
+  CHECK(o.model->logical.size() == expected.size());
   for (const auto& [name, e] : expected) {
     INFO(name);
-    const LogicalTensor* l = logical(*o->model, name);
+    const LogicalTensor* l = logical(*o.model, name);
     REQUIRE(l);
     CHECK(l->scheme == scheme);
     CHECK(l->error == "");
     CHECK(l->shape == e.shape);
     CHECK(l->natural == e.dtype);
-    auto natural = dequantized(*o, name, std::nullopt);
+    auto natural = dequantized(o, name, std::nullopt);
     REQUIRE(natural);
     CHECK(differing(*natural, e.bytes) == 0);
     for (DType to : {DType::BF16, DType::F16, DType::F32}) {
       if (to == e.dtype) continue;
       INFO(dtype_name(to));
-      auto got = dequantized(*o, name, to);
+      auto got = dequantized(o, name, to);
       REQUIRE(got);
       CHECK(differing(*got, cast(e.dtype, to, e.bytes)) == 0);
     }
   }
+}
+
+void check_variant(const std::string& dir, const std::string& scheme, bool with_config = true) {
+  INFO(dir << (with_config ? "" : " without config.json"));
+  check_opened(*open_folder(dir, with_config), dir, scheme);
 }
 
 // The names and dtypes a conversion writes.
@@ -258,6 +273,59 @@ TEST_CASE("integer schemes without config.json: from the shapes where they tell"
   CHECK(decoded == 5);  // 2-bit g32, 5-bit g128, 8-bit g128, 3-bit g32, 5-bit g32: one pair fits each
   CHECK(logical(*mlx->model, "model.layers.1.self_attn.q_proj.weight")->variant == "affine, 3-bit, group 32 (from shapes: no config)");
   CHECK(logical(*mlx->model, "model.layers.1.self_attn.k_proj.weight")->variant == "affine, 5-bit, group 32 (from shapes: no config)");
+}
+
+TEST_CASE("the quantizer's own config file decides, as GPTQModel reads it", "[schemes]") {
+  const std::string q = "model.layers.0.self_attn.q_proj.weight";
+  const std::string v2 = "gptq/w4_g128_asym_v2";
+  // gptq_v2 only in quantize_config.json (config.json has no quantization_config): the
+  // canonical values. Without it (the control) the same tensors decode as v1, to others.
+  for (const char* qc : {"gptq/w4_g128_asym_v2/quantize_config.json", "gptq/config_files/quantize_config.gptqmodel_v2.json"}) {
+    INFO(qc);
+    auto o = open_with(v2, {{"config.json", "gptq/config_files/config.no_quantization_config.json"},
+                            {"quantize_config.json", qc}});
+    check_opened(*o, v2, "gptq");
+    CHECK(logical(*o->model, q)->variant == "4-bit, group 128, asym, gptq_v2 zeros (quantize_config.json)");
+    CHECK(o->model->quant_config_file == "quantize_config.json");
+    CHECK(o->model->warnings.empty());
+  }
+  auto control = open_with(v2, {{"config.json", "gptq/config_files/config.no_quantization_config.json"}});
+  REQUIRE(control->model);
+  CHECK(logical(*control->model, q)->variant == "4-bit, group 128, gptq (v1) zeros (no config: v1 assumed)");
+  auto as_v1 = dequantized(*control, q, std::nullopt);
+  REQUIRE(as_v1);
+  CHECK(differing(*as_v1, expected_tensors(fixture_path("quantized/" + v2 + "/expected.safetensors")).at(q).bytes) > 0);
+
+  // The two disagree: quantize_config.json wins (GPTQModel's order), and a warning says so.
+  auto both = open_with(v2, {{"config.json", "gptq/config_files/config.checkpoint_format_gptq.json"},
+                             {"quantize_config.json", v2 + "/quantize_config.json"}});
+  check_opened(*both, v2, "gptq");
+  CHECK(both->model->warnings == std::vector<std::string>{
+      "quantize_config.json and config.json's quantization_config disagree on checkpoint_format "
+      "(\"gptq_v2\" vs \"gptq\"); quantize_config.json is used, as GPTQModel does"});
+
+  // AutoGPTQ 0.4: no quant_method, no checkpoint_format: GPTQ with v1 zeros, and its sym.
+  auto old = open_with("gptq/w4_g128_sym_v1", {{"quantize_config.json", "gptq/config_files/quantize_config.autogptq_0.4.json"}});
+  check_opened(*old, "gptq/w4_g128_sym_v1", "gptq");
+  CHECK(logical(*old->model, q)->variant == "4-bit, group 128, sym, gptq (v1) zeros (quantize_config.json)");
+
+  // A fixture folder with both files that agree: no warning, and the same bytes.
+  auto agree = open_with(v2, {{"config.json", v2 + "/config.json"}, {"quantize_config.json", v2 + "/quantize_config.json"}});
+  check_opened(*agree, v2, "gptq");
+  CHECK(agree->model->warnings.empty());
+
+  // AutoAWQ's quant_config.json (w_bit, q_group_size, version GEMM, no quant_method) alone.
+  auto awq = open_with("awq/w4_g128", {{"quant_config.json", "awq/w4_g128/quant_config.json"}});
+  check_opened(*awq, "awq/w4_g128", "awq");
+  CHECK(logical(*awq->model, q)->variant == "GEMM, 4-bit, group 128 (quant_config.json)");
+  // What it says and the tensors cannot: another packing, another group size.
+  auto gemv = open_with("awq/w4_g128", {{"quant_config.json", "awq/config_files/quant_config.gemv.json"}});
+  REQUIRE(gemv->model);
+  CHECK(logical(*gemv->model, q)->error == "AWQ version 'gemv' (another packing) is not handled; gemm is");
+  auto g64 = open_with("awq/w4_g128", {{"quant_config.json", "awq/config_files/quant_config.group_size_64.json"}});
+  REQUIRE(g64->model);
+  CHECK(logical(*g64->model, q)->error ==
+        "quant_config.json's group_size 64 disagrees with the shapes' 128 (4 groups of scales for 512 inputs)");
 }
 
 TEST_CASE("integer schemes: pieces starting at any allowed row read the right bytes", "[schemes]") {

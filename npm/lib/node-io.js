@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { finished } from 'node:stream/promises';
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { isOllamaSpec, resolveOllama } from './ollama.js';
-import { chooseFiles } from './sources.js';
+import { CONFIG_FILES, chooseFiles } from './sources.js';
 import { isWritableStream, openCommonSink, partsSink, toUint8Array } from './sinks.js';
 
 function ioError(err, path) {
@@ -88,14 +88,15 @@ async function pathFileIfExists(path) {
 }
 
 // A file, a folder or an index, with the files the native CLI adds (local_files.cpp), in
-// its order: the entry, shards (a folder's, or those an index names), then config.json.
+// its order: the entry, shards (a folder's, or those an index names), then the config
+// files beside it (CONFIG_FILES).
 async function pathSource(path) {
   const st = await statPath(path);
   const ref = (dir) => (n) => pathFileIfExists(join(dir, n));
   let folder;
   let entry;
   let shards = [];
-  let config;
+  let configs;
   if (st.isDirectory()) {
     let names;
     try {
@@ -108,14 +109,14 @@ async function pathSource(path) {
     folder = path;
     entry = await ref(folder)(choice.entry);
     shards = await Promise.all(choice.shards.map(ref(folder)));
-    config = choice.config ? await ref(folder)(choice.config) : null;
+    configs = await Promise.all(choice.configs.map(ref(folder)));
   } else {
     folder = dirname(path);
     entry = pathFile(path, st.size);
-    config = basename(path) === 'config.json' ? null : await ref(folder)('config.json');
+    configs = await Promise.all(CONFIG_FILES.filter((n) => n !== basename(path)).map(ref(folder)));
   }
+  configs = configs.filter(Boolean);
   const viaIndex = entry.name.endsWith('.index.json');
-  const configs = config ? [config] : [];
   return {
     entry,
     extras: viaIndex ? [] : [...shards.filter(Boolean), ...configs],

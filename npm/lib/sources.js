@@ -3,7 +3,7 @@
 //   { name, size, read(offset, length, signal) -> Promise<Uint8Array>, close?() }
 // A resolved source is { entry, extras, afterShards?, find, missing? }: the entry file,
 // files declared right after it, files declared after the shards an index names
-// (config.json), a lookup for the files the core asks for by name (need_files), and
+// (the config files), a lookup for the files the core asks for by name (need_files), and
 // the message for one that is absent.
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 
@@ -37,9 +37,14 @@ export function blobFile(blob, name) {
   };
 }
 
+// The config files read beside a model, in the order they are declared: transformers'
+// config.json, then the quantizers' own (AutoGPTQ / GPTQModel, AutoAWQ). The core's
+// kConfigFileNames (src/formats/open.h); tests_js/node/open.test.mjs checks they agree.
+export const CONFIG_FILES = ['config.json', 'quantize_config.json', 'quant_config.json'];
+
 // Which of a folder's files make the model: the core's own rule (model_files_in_folder,
 // the one the native CLI uses), set once the core is loaded. The entry comes first; an
-// index or a GGUF shard names the rest itself (need_files), config.json rides along.
+// index or a GGUF shard names the rest itself (need_files), the config files ride along.
 let folderRule = null;
 export function useCoreFolderRule(M) {
   folderRule = (names) => JSON.parse(M.modelFilesInFolder(JSON.stringify(names)));
@@ -48,14 +53,14 @@ export function useCoreFolderRule(M) {
 export function chooseFiles(names) {
   if (!folderRule) throw new AmnError('internal', 'the core is not loaded');
   const files = folderRule([...names]);
-  const model = files.filter((n) => n !== 'config.json');
+  const model = files.filter((n) => !CONFIG_FILES.includes(n));
   if (model.length === 0) return null;
-  const config = files.includes('config.json') ? 'config.json' : null;
+  const configs = files.filter((n) => CONFIG_FILES.includes(n));
   const viaIndex = model[0].endsWith('.index.json');
-  return { entry: model[0], shards: viaIndex ? [] : model.slice(1), config, viaIndex };
+  return { entry: model[0], shards: viaIndex ? [] : model.slice(1), configs, viaIndex };
 }
 
-// A dropped folder or a multi-select: shards + index + config.json.
+// A dropped folder or a multi-select: shards + index + the config files.
 export function fileListSource(list) {
   const byName = new Map();
   for (const f of list) {
@@ -65,12 +70,12 @@ export function fileListSource(list) {
   const choice = chooseFiles(byName.keys());
   if (!choice) throw new AmnError('invalid_argument', 'open(): no model file among the given files');
   const ref = (n) => blobFile(byName.get(n), n);
-  const config = choice.config ? [ref(choice.config)] : [];
-  // The native CLI's order: entry, shards, config.json.
+  const configs = choice.configs.map(ref);
+  // The native CLI's order: entry, shards, the config files.
   return {
     entry: ref(choice.entry),
-    extras: choice.viaIndex ? [] : [...choice.shards.map(ref), ...config],
-    afterShards: async () => (choice.viaIndex ? config : []),
+    extras: choice.viaIndex ? [] : [...choice.shards.map(ref), ...configs],
+    afterShards: async () => (choice.viaIndex ? configs : []),
     find: async (n) => (byName.has(n) ? ref(n) : null),
     missing: (n) => `shard ${n} named by ${choice.entry} is not among the given files`,
   };
@@ -159,16 +164,18 @@ export async function urlSource(url, { fetch: fetchFn, signal, config: probeConf
   const opts = { fetch: fetchFn, signal };
   const entry = await urlFile(url, opts);
   const sibling = (n) => new URL(encodeURIComponent(n), url);
-  // Beside an index, config.json follows the shards (a 404 just means there is none;
-  // `config: false` skips the probe, e.g. where a 404 in the console is unwelcome).
-  // A single-file URL costs no extra request: open() + info is HEAD + one range GET.
+  // Beside an index, the config files follow the shards (probed in parallel; a 404 just
+  // means there is none; `config: false` skips the probes, e.g. where a 404 in the
+  // console is unwelcome). A single-file URL costs no extra request: open() + info is
+  // HEAD + one range GET.
   const viaIndex = entry.name.endsWith('.index.json');
   return {
     entry,
     extras: [],
     afterShards: async () => {
-      const config = viaIndex && probeConfig ? await urlFile(sibling('config.json'), { ...opts, optional: true }) : null;
-      return config ? [config] : [];
+      if (!viaIndex || !probeConfig) return [];
+      const found = await Promise.all(CONFIG_FILES.map((n) => urlFile(sibling(n), { ...opts, optional: true })));
+      return found.filter(Boolean);
     },
     find: (n) => urlFile(sibling(n), { ...opts, optional: true }),
     missing: (n) => `shard ${n} named by ${entry.name} is missing (${sibling(n).href}: HTTP 404)`,

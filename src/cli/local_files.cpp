@@ -43,7 +43,7 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
     }
     if (ec) return make_error(ErrorCode::io, "cannot list " + path + ": " + ec.message());
     auto wanted = model_files_in_folder(names);
-    if (wanted.empty() || wanted.front() == kConfigFileName) {
+    if (wanted.empty() || is_config_file_name(wanted.front())) {
       return make_error(ErrorCode::io, path + " holds no model files (*.safetensors, *.index.json, *.gguf, *.bin, *.pth, *.pt, *.npz or *.npy)");
     }
     for (const auto& name : wanted) AMN_TRY(add_file(*out.files, folder / name));
@@ -57,16 +57,21 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
   out.folder = folder.empty() ? "." : folder.string();
   out.output_folder = out.folder;
   // Files in the order every surface uses (docs/session-protocol.md): the entry, the
-  // shards an index names (added as the parser asks for them), then config.json.
-  const fs::path config = fs::path(out.folder) / kConfigFileName;
-  bool config_pending = !out.files->find(kConfigFileName) && p.filename() != kConfigFileName &&
-                        fs::is_regular_file(config, ec);
+  // shards an index names (added as the parser asks for them), then the config files
+  // (config.json, quantize_config.json, quant_config.json) found beside it.
+  std::vector<fs::path> configs;
+  for (const char* name : kConfigFileNames) {
+    const fs::path config = fs::path(out.folder) / name;
+    if (!out.files->find(name) && p.filename() != name && fs::is_regular_file(config, ec)) configs.push_back(config);
+  }
+  auto add_configs = [&]() -> Status {
+    for (const auto& config : configs) AMN_TRY(add_file(*out.files, config));
+    configs.clear();
+    return {};
+  };
   const std::string& entry = out.files->name(0);
   const bool is_index = entry.size() > 11 && entry.compare(entry.size() - 11, 11, ".index.json") == 0;
-  if (config_pending && !is_index) {
-    AMN_TRY(add_file(*out.files, config));
-    config_pending = false;
-  }
+  if (!is_index) AMN_TRY(add_configs());
   for (int round = 0; round < 2; ++round) {
     auto model = open_model(*out.files, limits);
     if (model) {
@@ -81,10 +86,7 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
       }
       AMN_TRY(add_file(*out.files, shard));
     }
-    if (config_pending) {
-      AMN_TRY(add_file(*out.files, config));
-      config_pending = false;
-    }
+    AMN_TRY(add_configs());
   }
   return make_error(ErrorCode::internal, "open did not converge");
 }

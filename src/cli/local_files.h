@@ -1,5 +1,6 @@
 // Opening models from the local file system (the native CLI's only I/O besides the
-// output file): a file, a folder of shards, or an index; a sibling config.json is added.
+// output file): a file, a folder of shards, or an index; sibling config files are added
+// (config.json, quantize_config.json, quant_config.json: formats/open.h).
 #pragma once
 #include <memory>
 #include <string>

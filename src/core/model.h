@@ -97,6 +97,9 @@ struct Model {
   std::vector<TensorRecord> tensors;                         // in file, then offset order
   std::vector<std::pair<std::string, std::string>> metadata; // in file order
   std::string config_json;  // a sibling config.json, minified; empty when absent
+  // The quantizer's own sibling config (quantize_config.json, else quant_config.json:
+  // formats/open.h) as written, minified, and its file name; empty when absent.
+  std::string quant_config_json, quant_config_file;
   std::string index_name;   // the *.index.json a sharded model was opened through
   bool sharded = false;     // tensors live in more than one file
   bool big_endian = false;  // multi-byte tensor data is big-endian (a big-endian GGUF)

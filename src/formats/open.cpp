@@ -30,29 +30,37 @@ Error with_file_prefix(const std::string& file, Error e) {
   return e;
 }
 
-// Reads config.json if the set holds one; a broken config is a warning, not a failure:
-// the tensors are still readable without it.
-Status read_config(FileSet& files, const ParseLimits& limits, Model& model) {
-  auto id = files.find(kConfigFileName);
-  if (!id) return {};
+// A sibling JSON object, minified, or "" when the set has no such file. A broken one is a
+// warning, not a failure: the tensors are still readable without it.
+Result<std::string> read_json_object(FileSet& files, const char* name, const ParseLimits& limits, Model& model) {
+  auto id = files.find(name);
+  if (!id) return std::string();
   const uint64_t size = files.size(*id);
   if (size > kHardMaxSafetensorsHeader || size > limits.max_single_alloc) {
-    model.warnings.push_back("config.json is larger than the header limit; ignored");
-    return {};
+    model.warnings.push_back(std::string(name) + " is larger than the header limit; ignored");
+    return std::string();
   }
   AMN_ASSIGN(auto text, files.read(*id, 0, size));
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (auto err = parser.parse(text.data(), text.size(), true).get(root)) {
-    model.warnings.push_back(std::string("config.json is not valid JSON (") +
-                             simdjson::error_message(err) + "); ignored");
-    return {};
+    model.warnings.push_back(std::string(name) + " is not valid JSON (" + simdjson::error_message(err) + "); ignored");
+    return std::string();
   }
   if (!root.is_object()) {
-    model.warnings.push_back("config.json is not a JSON object; ignored");
-    return {};
+    model.warnings.push_back(std::string(name) + " is not a JSON object; ignored");
+    return std::string();
   }
-  model.config_json = simdjson::minify(root);
+  return std::string(simdjson::minify(root));
+}
+
+// config.json, and the first quantizer config present (GPTQModel reads only the first).
+Status read_config(FileSet& files, const ParseLimits& limits, Model& model) {
+  AMN_ASSIGN(model.config_json, read_json_object(files, kConfigFileName, limits, model));
+  for (size_t i = 1; i < kConfigFileNames.size() && model.quant_config_json.empty(); ++i) {
+    AMN_ASSIGN(model.quant_config_json, read_json_object(files, kConfigFileNames[i], limits, model));
+    if (!model.quant_config_json.empty()) model.quant_config_file = kConfigFileNames[i];
+  }
   return {};
 }
 
@@ -207,7 +215,7 @@ bool looks_like_npy(std::span<const uint8_t> head) {
   return head.size() >= 6 && std::equal(kMagic, kMagic + 6, head.begin());
 }
 
-// NumPy and PyTorch files: a config.json beside them is read as for safetensors.
+// NumPy and PyTorch files: config files beside them are read as for safetensors.
 Result<Model> with_sibling_config(FileSet& files, const ParseLimits& limits, Result<Model> model) {
   if (!model) return with_file_prefix(files.name(0), std::move(model).error());
   for (uint32_t i = static_cast<uint32_t>(model->files.size()); i < files.count(); ++i) {
@@ -374,10 +382,16 @@ std::vector<std::string> model_files_in_folder(std::vector<std::string> names) {
       if (group == "torch" ? is_torch_name(n) : (ends_with(n, ".npz") || ends_with(n, ".npy"))) out.push_back(n);
     }
   }
-  if (!out.empty() && std::find(names.begin(), names.end(), kConfigFileName) != names.end()) {
-    out.push_back(kConfigFileName);
+  if (!out.empty()) {
+    for (const char* config : kConfigFileNames) {
+      if (std::find(names.begin(), names.end(), config) != names.end()) out.push_back(config);
+    }
   }
   return out;
+}
+
+bool is_config_file_name(std::string_view name) {
+  return std::find(kConfigFileNames.begin(), kConfigFileNames.end(), name) != kConfigFileNames.end();
 }
 
 }  // namespace amn

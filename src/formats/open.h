@@ -2,7 +2,9 @@
 // header it needs. Sans-IO: may answer need_bytes / need_files; call again after
 // supplying them. Never reads tensor data.
 #pragma once
+#include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -16,10 +18,17 @@ Result<Model> open_model(FileSet& files, const ParseLimits& limits);
 
 // Given the names in a folder, the files a model opened from that folder is made of,
 // entry first: the *.safetensors.index.json if there is exactly one, else every
-// *.safetensors file (sorted); then config.json when present. Empty: nothing to open.
+// *.safetensors file (sorted); then the config files present (kConfigFileNames order).
+// Empty: nothing to open.
 std::vector<std::string> model_files_in_folder(std::vector<std::string> names);
 
-// Sibling files worth adding next to an entry file (config.json), by name.
+// Sibling files worth adding next to an entry file, by name, in the order they are
+// declared: transformers' config.json, then the quantizers' own configs in GPTQModel's
+// lookup order (QUANT_CONFIG_FILENAME_COMPAT in gptqmodel/quantization/config.py):
+// AutoGPTQ / GPTQModel's quantize_config.json, AutoAWQ's (before 0.2) quant_config.json.
 inline constexpr const char* kConfigFileName = "config.json";
+inline constexpr std::array<const char*, 3> kConfigFileNames = {kConfigFileName, "quantize_config.json",
+                                                                "quant_config.json"};
+bool is_config_file_name(std::string_view name);
 
 }  // namespace amn

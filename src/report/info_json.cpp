@@ -97,6 +97,15 @@ std::string model_info_json(const Model& model) {
   key("config");
   o += model.config_json.empty() ? std::string("null") : model.config_json;
   o += ",\n";
+  key("quantize_config");
+  if (model.quant_config_json.empty()) {
+    o += "null";
+  } else {
+    o += "{\"file\": ";
+    append_json_string(o, model.quant_config_file);
+    o += ", \"config\": " + model.quant_config_json + "}";
+  }
+  o += ",\n";
   key("details");
   o += model.details_json.empty() ? std::string("null") : model.details_json;
   o += ",\n";

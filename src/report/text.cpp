@@ -105,6 +105,7 @@ std::string render_inspect(const Model& model) {
                                  human_bytes(dequantized_bytes(model, DType::F32))});
   for (const auto& [k, v] : model.metadata) summary.add({"metadata", k + " = " + v});
   summary.add({"config.json", model.config_json.empty() ? "absent" : "present"});
+  if (!model.quant_config_file.empty()) summary.add({"quantizer config", model.quant_config_file});
   if (model.parameter_count() > 0) {
     char bpw[32];
     std::snprintf(bpw, sizeof bpw, "%.2f", 8.0 * static_cast<double>(model.tensor_bytes()) /

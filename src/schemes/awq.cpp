@@ -97,7 +97,7 @@ void detect_layer(SchemeContext& ctx, const AwqConfig& c, uint32_t qweight, cons
   }
   p.group_size = p.in_features / groups;
   if (c.group_size > 0 && static_cast<uint64_t>(c.group_size) != p.group_size) {
-    return fail("config.json's group_size " + std::to_string(c.group_size) + " disagrees with the shapes' " +
+    return fail(ctx.quantization_config_source() + "'s group_size " + std::to_string(c.group_size) + " disagrees with the shapes' " +
                 std::to_string(p.group_size) + " (" + std::to_string(groups) + " groups of scales for " +
                 std::to_string(p.in_features) + " inputs)");
   }
@@ -110,6 +110,7 @@ void detect_layer(SchemeContext& ctx, const AwqConfig& c, uint32_t qweight, cons
   l.natural = sc.dtype;
   l.shape = {p.out_features, p.in_features};
   l.variant = "GEMM, 4-bit, " + (groups == 1 ? std::string("one group") : "group " + std::to_string(p.group_size));
+  if (c.present && ctx.quantization_config_source() != "config.json") l.variant += " (" + ctx.quantization_config_source() + ")";
   l.op = std::make_shared<AwqOp>(p, std::vector<ByteRange>{ctx.range(qweight), ctx.range(*qzeros), ctx.range(*scales)});
   ctx.claim(std::move(l));
 }

@@ -19,8 +19,11 @@ class SchemeContext {
  public:
   SchemeContext(Model& model, FileSet& files);
   const Model& model() const { return model_; }
-  // config.json's "quantization_config" object (or the MLX "quantization"), if any.
+  // The quantization config (schemes/quant_config.h: the quantizer's own file, else
+  // config.json's "quantization_config" or MLX "quantization"), if any, and the file it
+  // came from (for messages).
   std::optional<simdjson::dom::object> quantization_config() const { return qconfig_; }
+  const std::string& quantization_config_source() const { return qconfig_source_; }
   std::optional<simdjson::dom::object> config() const { return config_; }
   // An unclaimed record by exact name.
   std::optional<uint32_t> find(std::string_view name) const;
@@ -38,8 +41,9 @@ class SchemeContext {
  private:
   Model& model_;
   FileSet& files_;
-  simdjson::dom::parser parser_;
+  simdjson::dom::parser config_parser_, parser_;  // each owns the document it parsed
   std::optional<simdjson::dom::object> config_, qconfig_;
+  std::string qconfig_source_;
   std::map<std::string_view, uint32_t> by_name_;
 };
 

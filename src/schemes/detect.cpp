@@ -1,21 +1,24 @@
 #include "schemes/detect.h"
 
 #include "schemes/context.h"
+#include "schemes/quant_config.h"
 
 namespace amn {
 
 SchemeContext::SchemeContext(Model& model, FileSet& files) : model_(model), files_(files) {
   model_.part_of.assign(model_.tensors.size(), Model::kNotPart);
   for (uint32_t i = 0; i < model_.tensors.size(); ++i) by_name_.emplace(model_.tensors[i].name, i);
-  if (model_.config_json.empty()) return;
   simdjson::dom::element root;
-  if (parser_.parse(model_.config_json).get(root) != simdjson::SUCCESS) return;
   simdjson::dom::object obj;
-  if (root.get_object().get(obj) != simdjson::SUCCESS) return;
-  config_ = obj;
+  if (!model_.config_json.empty() && config_parser_.parse(model_.config_json).get(root) == simdjson::SUCCESS &&
+      root.get_object().get(obj) == simdjson::SUCCESS) {
+    config_ = obj;
+  }
+  auto choice = schemes::choose_quant_config(model_);
+  for (auto& w : choice.warnings) model_.warnings.push_back(std::move(w));
+  qconfig_source_ = choice.source;
   simdjson::dom::object q;
-  if (obj["quantization_config"].get_object().get(q) == simdjson::SUCCESS) qconfig_ = q;
-  else if (obj["quantization"].get_object().get(q) == simdjson::SUCCESS) qconfig_ = q;
+  if (!choice.json.empty() && parser_.parse(choice.json).get_object().get(q) == simdjson::SUCCESS) qconfig_ = q;
 }
 
 std::optional<uint32_t> SchemeContext::find(std::string_view name) const {

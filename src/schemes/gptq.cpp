@@ -1,7 +1,7 @@
 // GPTQ weights (AutoGPTQ / GPTQModel): `<base>.qweight` I32 + `.qzeros` + `.scales` +
-// `.g_idx`. Bits, group size and the zero-point convention from config.json's
-// quantization_config when present, else from the shapes (docs/formats/quantized/gptq.md,
-// "Detection"). AWQ uses the same three names; its layers are left to awq.cpp.
+// `.g_idx`. Bits, group size and the zero-point convention from the quantization config
+// (quantize_config.json, else config.json's quantization_config: quant_config.h) when
+// present, else from the shapes (docs/formats/quantized/gptq.md, "Detection"). AWQ uses the same three names; its layers are left to awq.cpp.
 #include <limits>
 #include <string>
 
@@ -196,6 +196,7 @@ void detect_layer(SchemeContext& ctx, const GptqConfig& c, uint32_t qweight, con
   if (c.present && c.has_sym) v += c.sym ? ", sym" : ", asym";
   v += p.zeros == quant::GptqZeros::v2 ? ", gptq_v2 zeros" : ", gptq (v1) zeros";
   if (!c.present) v += " (no config: v1 assumed)";
+  else if (ctx.quantization_config_source() != "config.json") v += " (" + ctx.quantization_config_source() + ")";
   l.variant = std::move(v);
   std::vector<ByteRange> in{ctx.range(qweight), ctx.range(*qzeros), ctx.range(*scales)};
   if (gi) in.push_back(ctx.range(*g_idx));

@@ -5,19 +5,19 @@
 //   node --test tests_js/browser/
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, loadPackage, tempDir } from '../support/helpers.js';
+import { loadPackage, tempDir } from '../support/helpers.js';
+import { GPTQ_V2_QUANTIZE_CONFIG_ONLY, fixtureFiles } from '../support/quant-fixtures.js';
 import { parseSafetensors, settled, startHarness, tableRows } from './harness.js';
 
-const QUANT = join(FIXTURES, 'quantized');
-// [family folder, variant, scheme as the page names it]
+// [family folder, variant, scheme as the page names it, config files (default: config.json)]
 const CASES = [
   ['fp8', 'block_e4m3', 'fp8'],
   ['fp8', 'channel_e4m3_ct', 'fp8'],
   ['bnb', 'nf4', 'bnb-nf4'],
   ['gptq', 'w4_g128_sym_v1', 'gptq'],
+  ['gptq', 'w4_g128_asym_v2', 'gptq', GPTQ_V2_QUANTIZE_CONFIG_ONLY],
 ];
 
 let harness;
@@ -25,10 +25,10 @@ let pkg;
 
 // The first values of a weight read as F32 through the npm package in Node, from the
 // same files the page was given.
-async function packageHead(family, variant, name, count) {
-  const files = fixtureFiles(family, variant);
+async function packageHead(family, variant, configs, name, count) {
+  const files = fixtureFiles(family, variant, configs);
   const list = [new File([await readFile(files.model)], 'model.safetensors')];
-  if (existsSync(files.config)) list.push(new File([await readFile(files.config)], 'config.json'));
+  for (const c of files.configs) list.push(new File([await readFile(c.path)], c.name));
   const model = await pkg.open(list);
   try {
     const t = await model.tensor(name, { to: 'f32' });
@@ -40,42 +40,33 @@ async function packageHead(family, variant, name, count) {
 before(async () => { pkg = await loadPackage('node.js'); harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-// A fixture's files in either layout: <variant>.safetensors / .config.json /
-// .expected.safetensors beside each other, or a <variant>/ folder holding
-// model.safetensors, config.json and expected.safetensors.
-function fixtureFiles(family, variant) {
-  const folder = join(QUANT, family, variant);
-  if (existsSync(join(folder, 'model.safetensors'))) {
-    return { model: join(folder, 'model.safetensors'), config: join(folder, 'config.json'), expected: join(folder, 'expected.safetensors') };
-  }
-  const base = join(QUANT, family, variant);
-  return { model: `${base}.safetensors`, config: `${base}.config.json`, expected: `${base}.expected.safetensors` };
-}
-
-// The model and its config.json, picked together as a user picks a folder's files.
-async function pick(page, family, variant) {
-  const { model, config } = fixtureFiles(family, variant);
+// The model and its config files, picked together as a user picks a folder's files.
+async function pick(page, family, variant, configs) {
+  const { model, configs: list } = fixtureFiles(family, variant, configs);
   const files = [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(model) }];
-  if (existsSync(config)) files.push({ name: 'config.json', mimeType: 'application/json', buffer: await readFile(config) });
+  for (const c of list) files.push({ name: c.name, mimeType: 'application/json', buffer: await readFile(c.path) });
   await page.setInputFiles('#file-input', files);
   assert.equal(await settled(page), 'model');
 }
 
-for (const [family, variant, scheme] of CASES) {
-  test(`${family}/${variant}: scheme column, summary, detail values and the producer's bytes`,
+for (const [family, variant, scheme, configs] of CASES) {
+  const label = configs ? `${family}/${variant} with ${Object.keys(configs).join(' + ')}` : `${family}/${variant}`;
+  test(`${label}: scheme column, summary, detail values and the producer's bytes`,
     { timeout: 90_000 }, async (t) => {
       const want = parseSafetensors(new Uint8Array(await readFile(fixtureFiles(family, variant).expected)));
       const names = Object.keys(want.header);
       const dir = await tempDir(t, 'amn-web-quant-');
       await harness.withPage(t, async (page) => {
-        await pick(page, family, variant);
+        await pick(page, family, variant, configs);
         const rows = await tableRows(page);
         for (const name of names) {
           const row = rows.find((r) => r.name === name);
           assert.ok(row, `${name} listed once, as the weight it encodes`);
           assert.match(row.scheme, new RegExp(`^${scheme} · \\d+\\.\\d\\d bits$`), name);
         }
-        assert.match(await page.textContent('#summary'), /Quantization/);
+        const summary = await page.textContent('#summary');
+        assert.match(summary, /Quantization/);
+        if (configs?.['quantize_config.json']) assert.match(summary, /quantize_config\.json/);
 
         // The detail view dequantizes the weight: its first values are the producer's.
         const name = names[0];
@@ -92,7 +83,7 @@ for (const [family, variant, scheme] of CASES) {
         assert.equal(shown.error, null);
         assert.match(shown.facts.Scheme, new RegExp(`^${scheme} \\(`));
         // The view reads the weight as F32: the same values the package's tensor() gives.
-        assert.deepEqual(shown.head, await packageHead(family, variant, name, shown.head.length));
+        assert.deepEqual(shown.head, await packageHead(family, variant, configs, name, shown.head.length));
         await page.keyboard.press('Escape');
         await page.fill('#tensor-filter', '');
 

@@ -6,15 +6,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, BIN, loadPackage } from '../support/helpers.js';
+import { ROOT, BIN, loadPackage } from '../support/helpers.js';
+import { GPTQ_V2_QUANTIZE_CONFIG_ONLY, fixtureFiles } from '../support/quant-fixtures.js';
 
 const AMN = join(ROOT, 'build', 'native', 'amn');
-const QUANT = join(FIXTURES, 'quantized');
-// [family folder, variant, scheme]: every variant with an expected file.
-export const QUANT_CASES = [
+// [family folder, variant, scheme, config files (default: the fixture's config.json)]:
+// every variant with an expected file, and the quantizers' own config files alone.
+const QUANT_CASES = [
   ['fp8', 'block_e4m3', 'fp8'],
   ['fp8', 'channel_e4m3_ct', 'fp8'],
   ['fp8', 'tensor_e5m2', 'fp8'],
@@ -32,6 +33,8 @@ export const QUANT_CASES = [
   ['mxfp4', 'gpt_oss', 'mxfp4'],
   ['nvfp4', 'modelopt', 'nvfp4'],
   ['nvfp4', 'compressed_tensors', 'nvfp4'],
+  ['gptq', 'w4_g128_asym_v2', 'gptq', GPTQ_V2_QUANTIZE_CONFIG_ONLY],
+  ['awq', 'w4_g128', 'awq', { 'quant_config.json': 'awq/w4_g128/quant_config.json' }],  // AutoAWQ < 0.2
 ];
 
 function run(cmd, args) {
@@ -41,24 +44,12 @@ function run(cmd, args) {
 const native = (args) => run(AMN, args);
 const node = (args) => run(process.execPath, [BIN, ...args]);
 
-// A fixture's files in either layout: <variant>.safetensors / .config.json /
-// .expected.safetensors beside each other, or a <variant>/ folder holding
-// model.safetensors, config.json and expected.safetensors.
-export function fixtureFiles(family, variant) {
-  const folder = join(QUANT, family, variant);
-  if (existsSync(join(folder, 'model.safetensors'))) {
-    return { model: join(folder, 'model.safetensors'), config: join(folder, 'config.json'), expected: join(folder, 'expected.safetensors') };
-  }
-  const base = join(QUANT, family, variant);
-  return { model: `${base}.safetensors`, config: `${base}.config.json`, expected: `${base}.expected.safetensors` };
-}
-
-// A model folder as people have it: model.safetensors with its config.json.
-function folderOf(family, variant) {
+// A model folder as people have it: model.safetensors with its config files.
+function folderOf(family, variant, configs) {
   const dir = mkdtempSync(join(tmpdir(), 'amn-quant-'));
-  const files = fixtureFiles(family, variant);
+  const files = fixtureFiles(family, variant, configs);
   copyFileSync(files.model, join(dir, 'model.safetensors'));
-  if (existsSync(files.config)) copyFileSync(files.config, join(dir, 'config.json'));
+  for (const c of files.configs) copyFileSync(c.path, join(dir, c.name));
   return dir;
 }
 
@@ -99,15 +90,16 @@ function assertProducerBytes(got, want, label) {
   }
 }
 
-for (const [family, variant, scheme] of QUANT_CASES) {
-  test(`${family}/${variant}: both CLIs and the npm API give the producer's bytes`, { timeout: 120_000 }, async (t) => {
+for (const [family, variant, scheme, configs] of QUANT_CASES) {
+  const label = configs ? `${family}/${variant} with ${Object.keys(configs).join(' + ')} only` : `${family}/${variant}`;
+  test(`${label}: both CLIs and the npm API give the producer's bytes`, { timeout: 120_000 }, async (t) => {
     // Expected tensors are named as the logical weight (the producer's own dtype), or
     // "<name>@bf16" etc. where the producer's output was also cast to each target.
     const expected = tensorsOf(readFileSync(fixtureFiles(family, variant).expected));
     const want = Object.fromEntries(Object.entries(expected).filter(([n]) => !n.includes('@')));
     const targeted = Object.entries(expected).filter(([n]) => n.includes('@'))
       .map(([n, w]) => { const [name, to] = n.split('@'); return { name, to, w }; });
-    const dir = folderOf(family, variant);
+    const dir = folderOf(family, variant, configs);
     const outDir = mkdtempSync(join(tmpdir(), 'amn-quant-out-'));  // outputs beside would join the model
     t.after(() => { rmSync(dir, { recursive: true, force: true }); rmSync(outDir, { recursive: true, force: true }); });
 
@@ -126,6 +118,10 @@ for (const [family, variant, scheme] of QUANT_CASES) {
       assert.match(l.scheme, new RegExp(`^(${scheme})$`));
       assert.equal(l.error, undefined);
     }
+    // The quantizer's own config file, when there is one, is what detection read.
+    const own = Object.keys(configs ?? {}).find((n) => n !== 'config.json');
+    assert.equal(info.quantize_config?.file, own);
+    if (own) for (const l of info.logical) assert.match(l.variant, new RegExp(`\\(${own.replace('.', '\\.')}\\)$`));
     // Targets the producer's output was cast to: remember --to gives those bytes.
     for (const to of new Set(targeted.map((x) => x.to))) {
       const out = join(outDir, `to-${to}.safetensors`);

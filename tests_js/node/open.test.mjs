@@ -1,7 +1,7 @@
 // open(): every source kind gives the same model; errors come back as AmnError.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { open as openFile, writeFile, mkdir } from 'node:fs/promises';
+import { open as openFile, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadPackage, rejectsWith, tempDir } from '../support/helpers.js';
@@ -84,7 +84,6 @@ test('a folder, an index.json path and a list of Files open a sharded model', as
   const byDir = await amn.open(dir);
   assertSharded(byDir.info, 'folder');
   assert.deepEqual(byDir.info, byPath.info);
-  const { readdir, readFile } = await import('node:fs/promises');
   const files = await Promise.all((await readdir(dir)).map(async (n) => new File([await readFile(join(dir, n))], n)));
   const byFiles = await amn.open(files);
   assertSharded(byFiles.info, 'files');
@@ -135,6 +134,29 @@ test('config: false skips the config.json probe beside an index URL', async (t) 
   assert.equal(model.info.config, null);
   assert.equal(server.stats.files['/config.json'], undefined, 'config.json was requested');
   await model.close();
+});
+
+test('quantize_config.json and quant_config.json ride along after config.json, on every source kind', async (t) => {
+  const dir = await shardedFolder(t);
+  const own = { bits: 4, group_size: 128, checkpoint_format: 'gptq_v2' };
+  await writeFile(join(dir, 'quantize_config.json'), JSON.stringify(own));
+  await writeFile(join(dir, 'quant_config.json'), JSON.stringify({ w_bit: 4, q_group_size: 128 }));
+  const server = await startRangeServer({ root: dir });
+  t.after(() => server.close());
+  // The folder goes through the core's file rule; the index path, the File array and the
+  // URL through the package's own list (CONFIG_FILES): the same files, in the same order.
+  const folder = await amn.open(dir);
+  const configs = folder.info.files.map((f) => f.name).slice(-3);
+  assert.deepEqual(configs, ['config.json', 'quantize_config.json', 'quant_config.json']);
+  assert.deepEqual(folder.info.quantize_config, { file: 'quantize_config.json', config: own });
+  const files = await Promise.all((await readdir(dir)).map(async (n) => new File([await readFile(join(dir, n))], n)));
+  for (const [kind, source] of [['index path', join(dir, 'model.safetensors.index.json')], ['File array', files],
+    ['index URL', `${server.url}model.safetensors.index.json`]]) {
+    const model = await amn.open(source);
+    assert.deepEqual(model.info, folder.info, kind);
+    await model.close();
+  }
+  await folder.close();
 });
 
 test('a missing shard is an io error naming it', async (t) => {

@@ -1,5 +1,7 @@
 // libFuzzer target: scheme detection and companion parsing. The input is a config.json
-// and a safetensors file: [u16 little-endian config length][config][safetensors]. Both are
+// and a safetensors file: [u16 little-endian config length][config][safetensors]; a NUL
+// byte inside the config part splits it into config.json and quantize_config.json (the
+// quantizer's own file, which detection prefers: schemes/quant_config.h). All are
 // opened through a memory source and through sparse sources driven by their own
 // need_bytes answers (a bitsandbytes quant_state is read at detection); the two must agree
 // on what they detect. Then every conversion piece whose output is at most 1 MiB runs.
@@ -21,22 +23,37 @@ namespace {
 constexpr uint64_t kMaxPieceOut = 1u << 20;
 
 struct Split {
-  std::span<const uint8_t> config, model;
+  std::span<const uint8_t> model;
+  std::vector<std::pair<const char*, std::span<const uint8_t>>> files;  // after the model, in order
 };
 
 Split split(const uint8_t* data, size_t size) {
-  if (size < 2) return {{}, {data, size}};
+  if (size < 2) return {{data, size}, {}};
   const size_t n = std::min<size_t>(data[0] | (size_t{data[1]} << 8), size - 2);
-  return {{data + 2, n}, {data + 2 + n, size - 2 - n}};
+  Split out{{data + 2 + n, size - 2 - n}, {}};
+  const std::span<const uint8_t> config(data + 2, n);
+  const auto nul = std::find(config.begin(), config.end(), uint8_t{0});
+  const auto before = config.first(static_cast<size_t>(nul - config.begin()));
+  if (!before.empty()) out.files.push_back({"config.json", before});
+  if (nul != config.end()) {
+    const auto after = config.subspan(before.size() + 1);
+    if (!after.empty()) out.files.push_back({"quantize_config.json", after});
+  }
+  return out;
+}
+
+std::span<const uint8_t> bytes_of(const Split& in, uint32_t file) {
+  if (file == 0) return in.model;
+  if (file > in.files.size()) __builtin_trap();
+  return in.files[file - 1].second;
 }
 
 void add_files(FileSet& set, const Split& in, bool sparse) {
-  if (sparse) {
-    set.add("model.safetensors", std::make_unique<SparseSource>(in.model.size()));
-    if (!in.config.empty()) set.add("config.json", std::make_unique<SparseSource>(in.config.size()));
-  } else {
-    set.add("model.safetensors", std::make_unique<MemorySource>(in.model));
-    if (!in.config.empty()) set.add("config.json", std::make_unique<MemorySource>(in.config));
+  for (uint32_t i = 0; i <= in.files.size(); ++i) {
+    const char* name = i == 0 ? "model.safetensors" : in.files[i - 1].first;
+    const auto bytes = bytes_of(in, i);
+    if (sparse) set.add(name, std::make_unique<SparseSource>(bytes.size()));
+    else set.add(name, std::make_unique<MemorySource>(bytes));
   }
 }
 
@@ -49,8 +66,7 @@ Result<Model> open_sparse(const Split& in, const ParseLimits& limits) {
     auto model = open_model(set, limits);
     if (model || model.error().code != ErrorCode::need_bytes) return model;
     for (const auto& r : model.error().need_bytes) {
-      const auto bytes = r.file == 0 ? in.model : in.config;
-      if (r.file > 1 || (r.file == 1 && in.config.empty())) __builtin_trap();
+      const auto bytes = bytes_of(in, r.file);
       if (r.offset > bytes.size() || r.length > bytes.size() - r.offset) __builtin_trap();
       auto* source = static_cast<SparseSource*>(&set.source(r.file));
       (void)source->add_copy(r.offset, bytes.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.length)));

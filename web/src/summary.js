@@ -1,5 +1,6 @@
 // The summary of a model-info document (docs/json-schema.md): what it is, how big, which
-// dtypes, and the metadata and config.json that came with it. Every string from the file
+// dtypes, and the metadata and config files (config.json, the quantizer's own) that came
+// with it. Every string from the file
 // goes in through textContent, never as HTML.
 
 import { formatBytes, formatCount, formatInteger, formatPercent } from './format.js';
@@ -28,6 +29,7 @@ export function renderSummary(container, info) {
   const metadata = Object.entries(info.metadata ?? {});
   if (metadata.length > 0) parts.push(section('Metadata', metadataList(metadata)));
   if (info.config && typeof info.config === 'object') parts.push(section('config.json', configSummary(info.config)));
+  if (info.quantize_config) parts.push(section(info.quantize_config.file, quantizerConfigSummary(info.quantize_config)));
   if (info.format === 'gguf' && info.details) parts.push(section('GGUF header', ggufSummary(info.details)));
   if (info.format === 'pth' && info.details) parts.push(...pthSummary(info.details));
   if ((info.format === 'npz' || info.format === 'npy') && info.details) parts.push(section('NumPy', numpySummary(info.details)));
@@ -176,6 +178,20 @@ function metadataList(entries) {
     return [key, details];
   });
   return definitionList(pairs, 'kv');
+}
+
+// quantize_config.json / quant_config.json: what decoding read (the core prefers it to
+// config.json's quantization_config, as GPTQModel does), its keys as they are written.
+const QUANTIZER_KEYS = ['quant_method', 'bits', 'w_bit', 'group_size', 'q_group_size', 'sym', 'desc_act',
+  'checkpoint_format', 'format', 'version', 'zero_point'];
+function quantizerConfigSummary({ file, config }) {
+  const pairs = QUANTIZER_KEYS.filter((key) => config[key] !== undefined && config[key] !== null)
+    .map((key) => [key, String(config[key])]);
+  const wrapper = el('div');
+  if (pairs.length > 0) wrapper.append(definitionList(pairs, 'kv'));
+  wrapper.append(el('details', {}, el('summary', { textContent: `Full ${file}` }),
+    el('pre', { className: 'config-json', textContent: JSON.stringify(config, null, 2) })));
+  return wrapper;
 }
 
 function configSummary(config) {
