@@ -11,9 +11,7 @@
 // the very same bytes and check it produces the same output.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <random>
 #include <span>
@@ -29,30 +27,10 @@
 namespace {
 
 using amn::DType;
-using amn::bench::best_seconds;
-using amn::bench::print_impl_table_head;
+using amn::bench::Part;
+using amn::bench::random_bytes;
+using Case = amn::bench::QuantCase;
 namespace q = amn::quant;
-
-struct Part {
-  std::string name;
-  std::vector<uint8_t> bytes;
-};
-
-// One benchmark case: its inputs and the kernel that turns them into `elements` BF16 values.
-struct Case {
-  std::string name;
-  std::vector<Part> parts;
-  std::function<void(uint8_t* out)> run;
-};
-
-std::vector<uint8_t> random_bytes(size_t n, std::mt19937& rng) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; i += 4) {
-    const uint32_t r = static_cast<uint32_t>(rng());
-    std::memcpy(v.data() + i, &r, std::min<size_t>(4, n - i));
-  }
-  return v;
-}
 
 template <class T>
 std::vector<uint8_t> as_bytes(const std::vector<T>& v) {
@@ -125,21 +103,36 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
         p.block_rows = 1, p.block_cols = cols, p.scale_rows = rows, p.scale_cols = 1;
         p.scale = DType::BF16, p.compute = DType::BF16;
       }
-      c.run = [p, a, b](uint8_t* out) { q::dequantize_fp8_rows(p, a, b, 0, p.rows, DType::BF16, out); };
+      c.run = [p, a, b](uint8_t* out) {
+        q::dequantize_fp8_rows(p, a, b, 0, p.rows, DType::BF16, out);
+        return true;
+      };
     } else if (c.name == "nf4" || c.name == "fp4") {
       const q::Bnb4Params p{c.name == "nf4" ? q::Bnb4Type::nf4 : q::Bnb4Type::fp4, n, 64};
       const std::span<const float> absmax(reinterpret_cast<const float*>(b), n / 64);
-      c.run = [p, a, absmax](uint8_t* out) { q::dequantize_bnb4(p, a, absmax, 0, p.elements, DType::BF16, out); };
+      c.run = [p, a, absmax](uint8_t* out) {
+        q::dequantize_bnb4(p, a, absmax, 0, p.elements, DType::BF16, out);
+        return true;
+      };
     } else if (c.name == "int8") {
-      c.run = [rows, cols, a, b](uint8_t* out) { q::dequantize_bnb_int8_rows(cols, a, b, 0, rows, DType::BF16, out); };
+      c.run = [rows, cols, a, b](uint8_t* out) {
+        q::dequantize_bnb_int8_rows(cols, a, b, 0, rows, DType::BF16, out);
+        return true;
+      };
     } else if (c.name == "mxfp4") {
       const q::Mxfp4Params p{rows, cols / 32};
-      c.run = [p, a, b](uint8_t* out) { q::dequantize_mxfp4_rows(p, a, b, 0, p.rows, DType::BF16, out); };
+      c.run = [p, a, b](uint8_t* out) {
+        q::dequantize_mxfp4_rows(p, a, b, 0, p.rows, DType::BF16, out);
+        return true;
+      };
     } else if (c.name == "nvfp4") {
       q::Nvfp4Params p;
       p.rows = rows, p.cols = cols;
       std::memcpy(&p.global_scale, parts[2].bytes.data(), 4);
-      c.run = [p, a, b](uint8_t* out) { q::dequantize_nvfp4_rows(p, a, b, 0, p.rows, DType::BF16, out); };
+      c.run = [p, a, b](uint8_t* out) {
+        q::dequantize_nvfp4_rows(p, a, b, 0, p.rows, DType::BF16, out);
+        return true;
+      };
     }
   }
   return cases;
@@ -148,55 +141,5 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint64_t rows = 4096, cols = 11008;
-  std::string write_dir;
-  std::vector<uint64_t> dims;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg == "--write-inputs" && a + 1 < argc) write_dir = argv[++a];
-    else dims.push_back(std::strtoull(arg.c_str(), nullptr, 10));
-  }
-  if (dims.size() == 2) rows = dims[0], cols = dims[1];
-  if (rows == 0 || cols % 128 != 0) {
-    std::fprintf(stderr, "bench_quant: cols must be a multiple of 128\n");
-    return 2;
-  }
-  const size_t n = static_cast<size_t>(rows * cols);
-  constexpr int kRuns = 5;
-  auto cases = make_cases(rows, cols);
-
-  const std::string saved{amn::active_impl_name()};
-  const auto impls = amn::available_impls();
-  std::printf("Quantized-safetensors dequantization to BF16, %llu x %llu layer (%zu elements), one thread, "
-              "best of %d runs, Melem/s (higher is better)\n\n",
-              static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols), n, kRuns);
-  print_impl_table_head(impls, saved, "memcpy (BF16 output)");
-
-  std::vector<uint8_t> out(n * 2, 1), want(n * 2), src(n * 2, 2);
-  int mismatches = 0;
-  for (auto& c : cases) {
-    amn::force_impl("scalar");
-    c.run(want.data());
-    std::printf("| %s |", c.name.c_str());
-    for (auto name : impls) {
-      amn::force_impl(name);
-      const double s = best_seconds(kRuns, [&] { c.run(out.data()); });
-      const bool same = std::memcmp(out.data(), want.data(), n * 2) == 0;
-      mismatches += !same;
-      std::printf(" %.0f%s |", n / s / 1e6, same ? "" : " (WRONG)");
-      std::fflush(stdout);
-    }
-    amn::force_impl(saved);
-    const double s = best_seconds(kRuns, [&] { std::memcpy(out.data(), src.data(), n * 2); });
-    std::printf(" %.0f |\n", n / s / 1e6);
-    if (!write_dir.empty()) {
-      for (const auto& p : c.parts) {
-        std::ofstream f(write_dir + "/" + c.name + "." + p.name + ".bin", std::ios::binary);
-        f.write(reinterpret_cast<const char*>(p.bytes.data()), std::streamsize(p.bytes.size()));
-      }
-      std::ofstream f(write_dir + "/" + c.name + ".out_bf16.bin", std::ios::binary);
-      f.write(reinterpret_cast<const char*>(want.data()), std::streamsize(want.size()));
-    }
-  }
-  return mismatches == 0 ? 0 : 1;
+  return amn::bench::run_quant_bench(argc, argv, "bench_quant", "Quantized-safetensors dequantization", 1, make_cases);
 }

@@ -18,23 +18,15 @@ lookup table, as a uint8 view must):
                     torch.ldexp(.., scale - 127), in bfloat16 (its default dtype)
   nvfp4             ModelOpt NVFP4QTensor.dequantize: e2m1 values * (scale * global) per
                     16, then .to(bfloat16)
-One thread (as ours), best of 5 runs, Melem/s; then the count of output bytes that
-differ from ours (0 means the same bytes; the torch backend of bitsandbytes and
-transformers' MXFP4 round the code values to BF16 before multiplying, so theirs differ
-by design: ours is bit-exact with the CUDA / C++ kernels and with fixtures).
+Timed by torch_timing.py (one thread, best of 5, Melem/s, then the output bytes that
+differ from ours). The torch backend of bitsandbytes and transformers' MXFP4 round the
+code values to BF16 before multiplying, so theirs differ by design: ours is bit-exact
+with the CUDA / C++ kernels and with fixtures.
 """
-import os
-import sys
-import time
-
 import numpy as np
 import torch
 
-RUNS = 5
-
-
-def load(d, case, part, dtype=np.uint8):
-    return torch.from_numpy(np.fromfile(os.path.join(d, f"{case}.{part}.bin"), dtype=dtype))
+from torch_timing import load, run
 
 
 def e4m3_table():
@@ -125,24 +117,5 @@ def cases(d, rows, cols):
     yield "nvfp4", nvfp4
 
 
-def main():
-    d = sys.argv[1]
-    rows, cols = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (4096, 11008)
-    torch.set_num_threads(1)
-    n = rows * cols
-    print(f"PyTorch {torch.__version__} CPU, one thread, {rows} x {cols}, best of {RUNS}, Melem/s\n")
-    print("| case | PyTorch | bytes differing from ours |\n|---|---:|---:|")
-    for name, fn in cases(d, rows, cols):
-        best = 1e30
-        for _ in range(RUNS):
-            t0 = time.perf_counter()
-            out = fn()
-            best = min(best, time.perf_counter() - t0)
-        ours = np.fromfile(os.path.join(d, f"{name}.out_bf16.bin"), dtype=np.uint8)
-        theirs = out.contiguous().view(torch.int16).numpy().view(np.uint8).reshape(-1)
-        diff = int(np.count_nonzero(ours != theirs))
-        print(f"| {name} | {n / best / 1e6:.0f} | {diff} |", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    run(cases)

@@ -19,28 +19,26 @@ if [ -f build/wasm-bench/bench/bench_cast.js ] || {
 fi
 echo; echo "## GGUF block dequantization to F32 (Melem/s, single thread)"; echo
 "$native/bench/bench_ggml"
+# A quantized-safetensors benchmark natively, its PyTorch peer on the same inputs (in a
+# temporary folder: ~1 GiB of inputs and outputs) when torch imports, then the same
+# benchmark in WASM (Node). $1: bench_quant or bench_quant_int; $2: the peer script.
+quant_bench() {
+  local dir
+  dir=$(mktemp -d)
+  "$native/bench/$1" --write-inputs "$dir"
+  if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    echo; /usr/bin/python3 "bench/$2" "$dir"
+  fi
+  rm -rf "$dir"
+  if [ -f "build/wasm-bench/bench/$1.js" ] || ninja -C build/wasm-bench "$1" >/dev/null; then
+    echo; echo "WASM SIMD128 (Node):"; echo
+    node --no-experimental-fetch "build/wasm-bench/bench/$1.js"
+  fi
+}
 echo; echo "## Quantized safetensors dequantization to BF16 (Melem/s, 4096 x 11008, single thread)"; echo
-qdir=$(mktemp -d)  # ~1 GiB of inputs and outputs, shared with the PyTorch peer
-"$native/bench/bench_quant" --write-inputs "$qdir"
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  echo; /usr/bin/python3 bench/quant_torch.py "$qdir"
-fi
-rm -rf "$qdir"
-if [ -f build/wasm-bench/bench/bench_quant.js ] || ninja -C build/wasm-bench bench_quant >/dev/null; then
-  echo; echo "WASM SIMD128 (Node):"; echo
-  node --no-experimental-fetch build/wasm-bench/bench/bench_quant.js
-fi
+quant_bench bench_quant quant_torch.py
 echo; echo "## Quantized safetensors: integer schemes, to BF16 (Melem/s, 4096 x 11008, single thread)"; echo
-qidir=$(mktemp -d)  # ~0.4 GiB of inputs and outputs, shared with the PyTorch peer
-"$native/bench/bench_quant_int" --write-inputs "$qidir"
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  echo; /usr/bin/python3 bench/quant_int_torch.py "$qidir"
-fi
-rm -rf "$qidir"
-if [ -f build/wasm-bench/bench/bench_quant_int.js ] || ninja -C build/wasm-bench bench_quant_int >/dev/null; then
-  echo; echo "WASM SIMD128 (Node):"; echo
-  node --no-experimental-fetch build/wasm-bench/bench/bench_quant_int.js
-fi
+quant_bench bench_quant_int quant_int_torch.py
 echo; echo "## safetensors header parse (median of 15, ms)"; echo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,6 @@
-// The integer kernels' Highway path (GPTQ, AWQ, compressed-tensors, MLX: packed_lut.h,
-// packed-inl.h) against their scalar reference loops, byte for byte, under every
+// The integer kernels' Highway paths (GPTQ, AWQ, compressed-tensors, MLX: packed_lut.h,
+// packed-inl.h; tables up to 4 bits, vector arithmetic for 5 to 8 bits and naive int8)
+// against their scalar reference loops, byte for byte, under every
 // implementation this binary can run (amn::available_impls + force_impl; "scalar" is
 // the reference). Random tensors with odd shapes, group sizes and row ranges, every bit
 // width, scale and output dtype; scales are finite (zeros, subnormals and values whose
@@ -103,6 +104,25 @@ void check_all(const Kernel& run, uint64_t rows, uint64_t cols, std::mt19937& rn
   }
 }
 
+// check_all for one of the kernels' dequantize_*_rows(p, t, row_begin, row_end, out, dst).
+template <class Params, class Tensors>
+void check_rows(amn::Status (*rows_fn)(const Params&, const Tensors&, uint64_t, uint64_t, DType, std::span<uint8_t>),
+                const Params& p, const Tensors& t, uint64_t rows, uint64_t cols, std::mt19937& rng) {
+  check_all([&](uint64_t b, uint64_t e, DType out, std::span<uint8_t> dst) { return rows_fn(p, t, b, e, out, dst); },
+            rows, cols, rng);
+}
+
+// A g_idx tensor (I32, little-endian) of n entries group_of(i).
+template <class Fn>
+std::vector<uint8_t> g_idx_bytes(uint64_t n, const Fn& group_of) {
+  std::vector<uint8_t> v;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint32_t g = uint32_t(group_of(i));
+    v.insert(v.end(), {uint8_t(g), uint8_t(g >> 8), uint8_t(g >> 16), uint8_t(g >> 24)});
+  }
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("quant int SIMD: GPTQ, every implementation", "[quant][quant-int-simd]") {
@@ -132,17 +152,10 @@ TEST_CASE("quant int SIMD: GPTQ, every implementation", "[quant][quant-int-simd]
         const auto qzeros = random_bytes(size_t(groups * ((s.out * bits + 31) / 32) * 4), rng);
         const auto scales = random_scales(size_t(groups * s.out), sd, rng);
         std::vector<uint8_t> g_idx;
-        if (p.has_g_idx) {
-          for (uint64_t i = 0; i < s.in; ++i) {
-            const uint32_t g = order == 1 ? uint32_t(i / gs) : uint32_t(rng() % groups);
-            g_idx.insert(g_idx.end(), {uint8_t(g), uint8_t(g >> 8), uint8_t(g >> 16), uint8_t(g >> 24)});
-          }
-        }
+        if (p.has_g_idx) g_idx = g_idx_bytes(s.in, [&](uint64_t i) { return order == 1 ? i / gs : rng() % groups; });
         const q::GptqTensors t{qweight, qzeros, scales, g_idx};
         INFO("GPTQ " << bits << "-bit, in " << s.in << ", out " << s.out << ", group " << gs << ", order " << order);
-        check_all([&](uint64_t b, uint64_t e, DType out, std::span<uint8_t> dst) {
-          return q::dequantize_gptq_rows(p, t, b, e, out, dst);
-        }, s.out, s.in, rng);
+        check_rows(q::dequantize_gptq_rows, p, t, s.out, s.in, rng);
       }
     }
   }
@@ -168,9 +181,7 @@ TEST_CASE("quant int SIMD: AWQ, every implementation", "[quant][quant-int-simd]"
       const auto scales = random_scales(size_t(groups * s.out), sd, rng);
       const q::AwqTensors t{qweight, qzeros, scales};
       INFO("AWQ in " << s.in << ", out " << s.out << ", group " << s.group_size << ", scales " << amn::dtype_name(sd));
-      check_all([&](uint64_t b, uint64_t e, DType out, std::span<uint8_t> dst) {
-        return q::dequantize_awq_rows(p, t, b, e, out, dst);
-      }, s.out, s.in, rng);
+      check_rows(q::dequantize_awq_rows, p, t, s.out, s.in, rng);
     }
   }
 }
@@ -182,12 +193,13 @@ TEST_CASE("quant int SIMD: compressed-tensors, every implementation", "[quant][q
     uint64_t out, in, scale_cols;
   };
   const Shape shapes[] = {{16, 256, 2}, {19, 300, 1}, {33, 130, 5}, {8, 70, 35}, {5, 4100, 1}};
-  for (uint32_t bits : {1u, 2u, 3u, 4u, 8u}) {
+  // bits 0: naive / int-quantized (I8 weights), 1..8: pack-quantized
+  for (uint32_t bits : {0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
     for (const auto& s : shapes) {
       for (int variant = 0; variant < 4; ++variant) {  // bit 0: zero point; bit 1: g_idx
         q::CtIntParams p;
-        p.bits = bits;
-        p.packed = true;
+        p.bits = bits == 0 ? 8 : bits;
+        p.packed = bits != 0;
         p.out_features = s.out;
         p.in_features = s.in;
         p.scale_rows = (variant & 1) || rng() % 2 ? s.out : 1;
@@ -195,23 +207,17 @@ TEST_CASE("quant int SIMD: compressed-tensors, every implementation", "[quant][q
         p.scale_dtype = kFloats[rng() % 3];
         p.has_zero_point = variant & 1;
         p.has_g_idx = variant & 2;
-        const auto weight = random_bytes(size_t(q::ct_packed_weight_bytes(p)), rng);
+        const auto weight = random_bytes(size_t(p.packed ? q::ct_packed_weight_bytes(p) : s.out * s.in), rng);
         const auto scale = random_scales(size_t(p.scale_rows * p.scale_cols), p.scale_dtype, rng);
-        const auto zero = p.has_zero_point ? random_bytes(size_t(q::ct_packed_zero_point_bytes(p)), rng)
-                                           : std::vector<uint8_t>{};
-        std::vector<uint8_t> g_idx;
-        if (p.has_g_idx) {
-          for (uint64_t i = 0; i < s.in; ++i) {
-            const int32_t g = int32_t(rng() % s.scale_cols);
-            g_idx.insert(g_idx.end(), {uint8_t(g), uint8_t(g >> 8), uint8_t(g >> 16), uint8_t(g >> 24)});
-          }
-        }
+        const size_t zero_bytes =
+            p.packed ? size_t(q::ct_packed_zero_point_bytes(p)) : size_t(p.scale_rows * p.scale_cols);
+        const auto zero = p.has_zero_point ? random_bytes(zero_bytes, rng) : std::vector<uint8_t>{};
+        const auto g_idx = p.has_g_idx ? g_idx_bytes(s.in, [&](uint64_t) { return rng() % s.scale_cols; })
+                                       : std::vector<uint8_t>{};
         const q::CtIntTensors t{weight, scale, zero, g_idx};
-        INFO("compressed-tensors " << bits << "-bit, out " << s.out << ", in " << s.in << ", groups "
-                                   << s.scale_cols << ", variant " << variant);
-        check_all([&](uint64_t b, uint64_t e, DType out, std::span<uint8_t> dst) {
-          return q::dequantize_ct_int_rows(p, t, b, e, out, dst);
-        }, s.out, s.in, rng);
+        INFO("compressed-tensors " << (p.packed ? "packed " : "naive ") << p.bits << "-bit, out " << s.out << ", in "
+                                   << s.in << ", groups " << s.scale_cols << ", variant " << variant);
+        check_rows(q::dequantize_ct_int_rows, p, t, s.out, s.in, rng);
       }
     }
   }
@@ -240,9 +246,7 @@ TEST_CASE("quant int SIMD: MLX, every implementation", "[quant][quant-int-simd]"
         const q::MlxTensors t{weight, scales, biases};
         INFO("MLX " << bits << "-bit, out " << s.out << ", in " << s.in << ", group " << s.group_size << ", "
                     << amn::dtype_name(sd));
-        check_all([&](uint64_t b, uint64_t e, DType out, std::span<uint8_t> dst) {
-          return q::dequantize_mlx_rows(p, t, b, e, out, dst);
-        }, s.out, s.in, rng);
+        check_rows(q::dequantize_mlx_rows, p, t, s.out, s.in, rng);
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -104,6 +105,7 @@ TEST_CASE("quant SIMD: FP8 every layout, scale dtype, compute mode and target", 
       {"per tensor", 37, 301, 37, 301},       {"per channel", 45, 259, 1, 259},
       {"block 128", 300, 333, 128, 128},      {"block 3x5 (runs under a vector)", 19, 23, 3, 5},
       {"block 1x17", 7, 100, 1, 17},          {"one column", 50, 1, 1, 1},
+      {"per channel, long rows", 5, 2501, 1, 2501},  // runs that WASM looks up in a table
   };
   std::mt19937 rng(2024);
   for (const auto& l : layouts) {
@@ -151,6 +153,34 @@ TEST_CASE("quant SIMD: FP8 every code, unaligned weight and output", "[quant][qu
       INFO(dtype_name(weight) << " -> " << dtype_name(to));
       CHECK(compare_impls(256 + 1, to, [&](uint8_t* out) {
               dequantize_fp8_rows(p, w.data() + 3, s.data(), 0, 1, to, out + esize(to));
+            }) == "");
+    }
+  }
+}
+
+TEST_CASE("quant SIMD: FP8 and int8 long runs with special scales", "[quant][quant-simd]") {
+  // Runs long enough for WASM's 256-entry tables (quant-inl.h ScaledRuns), with scales
+  // that make NaN, infinite, zero (either sign), overflowing and subnormal outputs.
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 3.0e38f, 1e-45f, -0.37f};
+  std::mt19937 rng(31);
+  const uint64_t rows = 3, cols = 4099;
+  const auto w = random_bytes(rows * cols, rng);
+  for (float special : specials) {
+    std::vector<uint8_t> s(4 * rows);
+    for (uint64_t r = 0; r < rows; ++r) std::memcpy(&s[4 * r], &special, 4);
+    for (DType to : kTargets) {
+      for (DType weight : {DType::F8_E4M3, DType::F8_E5M2}) {
+        INFO(dtype_name(weight) << " scale " << special << " -> " << dtype_name(to));
+        Fp8Params p;
+        p.weight = weight, p.rows = rows, p.cols = cols, p.block_rows = 1, p.block_cols = cols, p.scale_rows = rows;
+        CHECK(compare_impls(rows * cols, to, [&](uint8_t* out) {
+                dequantize_fp8_rows(p, w.data(), s.data(), 0, rows, to, out);
+              }) == "");
+      }
+      INFO("int8 SCB " << special << " -> " << dtype_name(to));
+      CHECK(compare_impls(rows * cols, to, [&](uint8_t* out) {
+              dequantize_bnb_int8_rows(cols, w.data(), s.data(), 0, rows, to, out);
             }) == "");
     }
   }

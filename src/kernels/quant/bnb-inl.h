@@ -7,7 +7,8 @@
 //    same table one element at a time.
 //  - int8: (q * SCB[row]) * (1 / 127) in f32 lanes, then PyTorch's casts. q converts
 //    exactly through 2^23 + (q + 128), with no int -> float instruction (WASM lacks the
-//    narrow one LLVM would pick).
+//    narrow one LLVM would pick). On WASM, rows long enough are looked up in a table of
+//    their 256 outputs (quant-inl.h ScaledRuns).
 
 // Per-target include guard (toggled by foreach_target.h).
 #if defined(AMN_KERNELS_QUANT_BNB_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -73,12 +74,13 @@ HWY_NOINLINE void Int8Rows(uint64_t cols, const uint8_t* HWY_RESTRICT weight, co
     std::memcpy(&scale, scb + 4 * r, 4);
     const auto s = hn::Set(df, scale);
     const uint64_t first = (r - row_begin) * cols;
-    Run<1, kB>(du, weight + first, static_cast<size_t>(cols), out + first * kB, [&](const uint8_t* w, uint8_t* o) {
+    const auto vector = [&](const uint8_t* w, uint8_t* o) {
       const auto biased = hn::Xor(LoadBytesToU32(du, w), hn::Set(du, 0x80u));  // q + 128
       const auto q = hn::Sub(hn::BitCast(df, hn::Or(biased, hn::Set(du, 0x4B000000u))), bias);
       const auto v = hn::Mul(hn::Mul(q, s), inv127);
       StoreOut<kTo>(du, F32BitsTo<kTo>(du, hn::BitCast(du, v)), o);
-    });
+    };
+    ScaledRuns<kB>(du, weight + first, 1, static_cast<size_t>(cols), 0, out + first * kB, vector);
   }
 }
 

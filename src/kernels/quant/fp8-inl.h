@@ -6,6 +6,8 @@
 //    the sign is OR-ed afterwards, NaN codes are sign | 0x7FC00000.
 //  - E5M2: code << 8 is an F16, widened as cast-inl.h widens F16.
 //  - the product and the casts to the target are the reference's, operation for operation.
+// On WASM, runs of one scale long enough (a block's rows, whole rows per channel) are
+// looked up in a table of the 256 outputs that arithmetic gives (quant-inl.h ScaledRuns).
 
 // Per-target include guard (toggled by foreach_target.h).
 #if defined(AMN_KERNELS_QUANT_FP8_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -68,20 +70,8 @@ HWY_INLINE void Fp8Vector(DU du, const uint8_t* HWY_RESTRICT w, VF s, uint8_t* H
     value = hn::Or(sign, hn::IfThenElse(nan, hn::Set(du, 0x7FC00000u), magnitude));
   }
   const V prod = hn::BitCast(du, hn::Mul(hn::BitCast(df, value), s));
-  V r;
-  if constexpr (kCompute == DType::F32) {
-    r = F32BitsTo<kTo>(du, hn::IfThenElse(nan, value, prod));
-  } else if constexpr (kCompute == DType::BF16) {
-    const V b = cast::F32ToBF16Bits(du, prod, 0xFFFFu);
-    if constexpr (kTo == DType::BF16) r = b;
-    else if constexpr (kTo == DType::F16) r = cast::F32ToF16Bits(du, hn::ShiftLeft<16>(b));
-    else r = hn::ShiftLeft<16>(b);
-  } else {
-    const V h = cast::F32ToF16Bits(du, prod);
-    if constexpr (kTo == DType::F16) r = h;
-    else if constexpr (kTo == DType::BF16) r = cast::F32ToBF16Bits(du, cast::F16ToF32Bits(du, h), 0x7FC0u);
-    else r = cast::F16ToF32Bits(du, h);
-  }
+  // F32 compute: a NaN code stays the NaN it decodes to, whatever the scale.
+  const V r = RoundedTo<kCompute, kTo>(du, kCompute == DType::F32 ? hn::IfThenElse(nan, value, prod) : prod);
   StoreOut<kTo>(du, r, out);
 }
 
@@ -91,26 +81,31 @@ HWY_NOINLINE void Fp8Rows(const Fp8Params& p, const uint8_t* HWY_RESTRICT weight
   const hn::ScalableTag<uint32_t> du;
   const hn::Rebind<float, decltype(du)> df;
   constexpr size_t kOut = OutBytes(kTo);
-  auto run = [&](uint64_t first, uint64_t count, float s) {  // elements from the range's start
+  // `rows` runs of n elements from element `first` of the range, cols apart, scale s.
+  auto runs = [&](uint64_t first, uint64_t rows, uint64_t n, float s) {
     const auto vs = hn::Set(df, s);
-    Run<1, kOut>(du, weight + first, static_cast<size_t>(count), out + first * kOut,
-                 [&](const uint8_t* w, uint8_t* o) { Fp8Vector<kE5M2, kCompute, kTo>(du, w, vs, o); });
+    ScaledRuns<kOut>(du, weight + first, static_cast<size_t>(rows), static_cast<size_t>(n),
+                     static_cast<size_t>(p.cols), out + first * kOut,
+                     [&](const uint8_t* w, uint8_t* o) { Fp8Vector<kE5M2, kCompute, kTo>(du, w, vs, o); });
   };
-  if (p.scale_cols == 1) {
-    // One scale for whole rows: runs span rows.
-    for (uint64_t r = row_begin; r < row_end;) {
-      const uint64_t sr = r / p.block_rows;
-      const uint64_t stop = row_end < (sr + 1) * p.block_rows ? row_end : (sr + 1) * p.block_rows;
-      run((r - row_begin) * p.cols, (stop - r) * p.cols, Fp8Scale(p.scale, scales, sr));
+  for (uint64_t r = row_begin; r < row_end;) {
+    const uint64_t sr = r / p.block_rows;
+    const uint64_t stop = row_end < (sr + 1) * p.block_rows ? row_end : (sr + 1) * p.block_rows;
+    if (p.scale_cols == 1) {
+      runs((r - row_begin) * p.cols, 1, (stop - r) * p.cols, Fp8Scale(p.scale, scales, sr));  // whole rows: one run
       r = stop;
+      continue;
     }
-    return;
-  }
-  for (uint64_t r = row_begin; r < row_end; ++r) {
-    const uint64_t srow = (r / p.block_rows) * p.scale_cols;
-    for (uint64_t c = 0; c < p.cols; c += p.block_cols) {
-      const uint64_t n = p.cols - c < p.block_cols ? p.cols - c : p.block_cols;
-      run((r - row_begin) * p.cols + c, n, Fp8Scale(p.scale, scales, srow + c / p.block_cols));
+    // Block scales: where ScaledRuns builds tables, a block's rows at once (one table per
+    // block); elsewhere row by row, in memory order (walking a 128 x 128 block's rows,
+    // 11 KiB and more apart, ran 20x slower with AVX-512).
+    const uint64_t rows_at_once = kScaledRunTables ? stop - r : 1;
+    for (; r < stop; r += rows_at_once) {
+      for (uint64_t c = 0; c < p.cols; c += p.block_cols) {
+        const uint64_t n = p.cols - c < p.block_cols ? p.cols - c : p.block_cols;
+        runs((r - row_begin) * p.cols + c, rows_at_once, n,
+             Fp8Scale(p.scale, scales, sr * p.scale_cols + c / p.block_cols));
+      }
     }
   }
 }

@@ -44,12 +44,17 @@ struct GroupZeroScale {
   uint64_t zero_words;
   uint32_t add;
   bool v1_fieldwise;
-  // The 16 values (code - zero) * scale that codes 0..15 give, as the reference computes them.
-  void values(uint64_t g, uint64_t o, float* v) const {
+  // The zero point and scale of group g, output row o, as floats.
+  void zero_scale(uint64_t g, uint64_t o, float& zero, float& scale) const {
     uint32_t z = stream_field(t.qzeros.data(), g * zero_words, 1, o, p.bits, add);
     if (v1_fieldwise) z = (z + 1) & ((1u << p.bits) - 1u);
-    const float zero = float(z);
-    const float scale = load_quant_float(p.scale_dtype, t.scales.data(), g * p.out_features + o);
+    zero = float(z);
+    scale = load_quant_float(p.scale_dtype, t.scales.data(), g * p.out_features + o);
+  }
+  // The 16 values (code - zero) * scale that codes 0..15 give, as the reference computes them.
+  void values(uint64_t g, uint64_t o, float* v) const {
+    float zero, scale;
+    zero_scale(g, o, zero, scale);
     for (uint32_t c = 0; c < 16; ++c) v[c] = (float(c) - zero) * scale;
   }
 };
@@ -67,8 +72,8 @@ uint64_t sequential_group_size(const GptqParams& p, const GptqTensors& t) {
   return gs;
 }
 
-// Most qweight words that the codes of one window span (bits <= 4).
-constexpr size_t kWindowWords = lut::kWindowCodes * 4 / 32 + 2;
+// Most qweight words that the codes of one window span (bits <= 8).
+constexpr size_t kWindowWords = lut::kWindowCodes * 8 / 32 + 2;
 
 // Copies qweight words [first, end) of columns o0 .. o0 + rows - 1 (output rows) into
 // words[r * kWindowWords + w - first]: each qweight row is read once per tile of output
@@ -151,6 +156,42 @@ bool dequantize_gptq_lut(const GptqParams& p, const GptqTensors& t, uint64_t row
   return true;
 }
 
+// The affine path (packed_lut.h) for 8-bit codes in sequential groups: (code - zero) *
+// scale in vectors. False (nothing written) leaves the rows to the reference loop.
+bool dequantize_gptq_affine(const GptqParams& p, const GptqTensors& t, uint64_t row_begin, uint64_t row_end,
+                            DType out, uint8_t* dst) {
+  if (p.bits != 8 || !lut::lut_enabled()) return false;
+  const uint64_t in = p.in_features;
+  const uint64_t gs = sequential_group_size(p, t);
+  if (gs == 0) return false;  // act-order: the reference loop
+  const uint32_t add = p.zeros == GptqZeros::v1 ? v1_word_add(p.bits) : 0;
+  const GroupZeroScale zs{p, t, ceil_div(p.out_features * p.bits, 32), add, false};
+  const size_t out_size = dtype_info(out).block_bytes;
+  constexpr uint64_t kTile = 16;
+  uint32_t words[kTile * kWindowWords];
+  float offset[lut::kWindowCodes + 1], scale[lut::kWindowCodes + 1];
+  for (uint64_t o0 = row_begin; o0 < row_end; o0 += kTile) {
+    const uint64_t rows = std::min(row_end - o0, kTile);
+    for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
+      const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
+      gather_words(p, t, o0, rows, e / 4, ceil_div(e + n, 4), words);
+      const uint64_t g0 = e / gs, g1 = (e + n - 1) / gs + 1;
+      for (uint64_t r = 0; r < rows; ++r) {
+        const uint64_t o = o0 + r;
+        for (uint64_t g = g0; g < g1; ++g) zs.zero_scale(g, o, offset[g - g0], scale[g - g0]);
+        const lut::AffineGroups ag{offset, scale, nullptr};
+        // 8 bits: the codes are the bytes of the words, in order. Only the first call can
+        // fail (Highway's one-lane fallback), before anything is written.
+        if (!lut::affine_runs(p.scale_dtype, out, ag, reinterpret_cast<const uint8_t*>(words + r * kWindowWords), 0, n,
+                              size_t(gs - e % gs), size_t(gs), dst + ((o - row_begin) * in + e) * out_size)) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Status validate_gptq(const GptqParams& p, const GptqTensors& t) {
@@ -192,7 +233,10 @@ Status dequantize_gptq_rows(const GptqParams& p, const GptqTensors& t, uint64_t 
                             DType out, std::span<uint8_t> dst) {
   AMN_TRY(validate_gptq(p, t));
   AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
-  if (dequantize_gptq_lut(p, t, row_begin, row_end, out, dst.data())) return {};
+  if (dequantize_gptq_lut(p, t, row_begin, row_end, out, dst.data()) ||
+      dequantize_gptq_affine(p, t, row_begin, row_end, out, dst.data())) {
+    return {};
+  }
   const uint64_t in = p.in_features, n_out = p.out_features;
   const uint64_t zero_words = ceil_div(n_out * p.bits, 32);
   const uint32_t add = p.zeros == GptqZeros::v1 ? v1_word_add(p.bits) : 0;

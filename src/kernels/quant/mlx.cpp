@@ -68,6 +68,41 @@ bool dequantize_rows_lut(const MlxParams& p, const MlxTensors& t, uint64_t row_b
   return true;
 }
 
+// The affine path (packed_lut.h) for 5, 6 and 8 bits: round(code * scale) + bias in
+// vectors. False (nothing written) leaves the rows to dequantize_rows.
+bool dequantize_rows_affine(const MlxParams& p, const MlxTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
+                            uint8_t* dst) {
+  if (p.bits <= 4 || !lut::lut_enabled()) return false;
+  const uint64_t in = p.in_features, gs = p.group_size, groups = in / gs;
+  const uint64_t row_bytes = in * p.bits / 8;
+  const size_t out_size = dtype_info(out).block_bytes;
+  float scale[lut::kWindowCodes + 1], bias[lut::kWindowCodes + 1];
+  uint8_t codes[lut::kWindowCodes];
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const uint8_t* row = t.weight.data() + o * row_bytes;
+    for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
+      const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
+      const uint64_t g0 = e / gs, g1 = (e + n - 1) / gs + 1;
+      for (uint64_t g = g0; g < g1; ++g) {
+        scale[g - g0] = load_quant_float(p.scale_dtype, t.scales.data(), o * groups + g);
+        bias[g - g0] = load_quant_float(p.scale_dtype, t.biases.data(), o * groups + g);
+      }
+      const uint8_t* c = row + e;  // 8 bits: the codes are the bytes
+      if (p.bits != 8) {
+        lut::unpack_bits(row, e * p.bits, p.bits, n, codes);
+        c = codes;
+      }
+      const lut::AffineGroups ag{nullptr, scale, bias};
+      // Only the first call can fail (Highway's one-lane fallback), before anything is written.
+      if (!lut::affine_runs(p.scale_dtype, out, ag, c, 0, n, size_t(gs - e % gs), size_t(gs),
+                            dst + ((o - row_begin) * in + e) * out_size)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 void dequantize_rows(const MlxParams& p, const MlxTensors& t, uint64_t row_begin, uint64_t row_end, DType out,
                      uint8_t* dst) {
   const uint64_t in = p.in_features, groups = in / p.group_size;
@@ -135,7 +170,8 @@ Status dequantize_mlx_rows(const MlxParams& p, const MlxTensors& t, uint64_t row
                            std::span<uint8_t> dst) {
   AMN_TRY(validate_mlx(p, t));
   AMN_TRY(check_rows_call(p.scale_dtype, out, p.out_features, p.in_features, row_begin, row_end, dst.size()));
-  if (!dequantize_rows_lut(p, t, row_begin, row_end, out, dst.data())) {
+  if (!dequantize_rows_lut(p, t, row_begin, row_end, out, dst.data()) &&
+      !dequantize_rows_affine(p, t, row_begin, row_end, out, dst.data())) {
     dequantize_rows(p, t, row_begin, row_end, out, dst.data());
   }
   return {};

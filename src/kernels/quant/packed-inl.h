@@ -19,6 +19,7 @@
 #include "hwy/highway.h"
 #include "kernels/byte_lookup-inl.h"
 #include "kernels/quant/packed_lut.h"
+#include "kernels/quant/quant-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -137,6 +138,61 @@ HWY_NOINLINE void LookupRuns(const lut::Tables& t, size_t group, const uint8_t* 
     ++group;
     run = n - k < group_size ? n - k : group_size;
   }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// The affine path with its dtypes and form fixed.
+template <DType kCanonical, DType kTo, bool kBias>
+HWY_NOINLINE void AffineRunsT(const lut::AffineArgs& a) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<float, decltype(du)> df;
+  constexpr size_t kOut = OutBytes(kTo);
+  const auto x = hn::Set(du, a.code_xor);
+  size_t k = 0, run = a.first_run < a.n ? a.first_run : a.n;
+  for (size_t group = 0; k < a.n; ++group) {
+    const auto s = hn::Set(df, a.g.scale[group]);
+    const auto add = hn::Set(df, kBias ? a.g.bias[group] : a.g.offset[group]);
+    // (per-channel scales on WASM: a table of the 256 outputs, quant-inl.h ScaledRuns)
+    ScaledRuns<kOut>(du, a.codes + k, 1, run, 0, a.dst + k * kOut, [&](const uint8_t* c, uint8_t* o) {
+      const auto q = CodesToF32(du, hn::Xor(LoadBytesToU32(du, c), x));
+      hn::VFromD<decltype(df)> v;
+      if constexpr (kBias) {
+        v = hn::Add(hn::BitCast(df, RoundTrip<kCanonical>(du, hn::BitCast(du, hn::Mul(q, s)))), add);
+      } else {
+        v = hn::Mul(hn::Sub(q, add), s);
+      }
+      StoreOut<kTo>(du, RoundedTo<kCanonical, kTo>(du, hn::BitCast(du, v)), o);
+    });
+    k += run;
+    run = a.n - k < a.group_size ? a.n - k : a.group_size;
+  }
+}
+
+template <DType kCanonical, bool kBias>
+HWY_INLINE void AffineRunsTo(DType out, const lut::AffineArgs& a) {
+  if (out == DType::BF16) return AffineRunsT<kCanonical, DType::BF16, kBias>(a);
+  if (out == DType::F16) return AffineRunsT<kCanonical, DType::F16, kBias>(a);
+  AffineRunsT<kCanonical, DType::F32, kBias>(a);
+}
+
+template <bool kBias>
+HWY_INLINE void AffineRunsCanonical(DType canonical, DType out, const lut::AffineArgs& a) {
+  if (canonical == DType::BF16) return AffineRunsTo<DType::BF16, kBias>(out, a);
+  if (canonical == DType::F16) return AffineRunsTo<DType::F16, kBias>(out, a);
+  AffineRunsTo<DType::F32, kBias>(out, a);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// lut::affine_runs; false (nothing written) on Highway's one-lane fallback.
+HWY_NOINLINE bool AffineRuns(DType canonical, DType out, const lut::AffineArgs& a) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)canonical, (void)out, (void)a;
+  return false;
+#else
+  if (a.g.bias) AffineRunsCanonical<true>(canonical, out, a);
+  else AffineRunsCanonical<false>(canonical, out, a);
+  return true;
+#endif
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -165,6 +165,52 @@ bool dequantize_ct_lut(const CtIntParams& p, const CtIntTensors& t, uint64_t row
   return true;
 }
 
+// The affine path (packed_lut.h) for what the tables do not take: pack-quantized codes
+// of 5 to 8 bits and naive int8 weights, in column order (no g_idx). (q - z) * scale in
+// vectors, q - z as code - offset: packed fields are q + 2^(bits-1), naive codes XOR 0x80
+// are q + 128. False (nothing written) leaves the rows to the reference loop.
+bool dequantize_ct_affine(const CtIntParams& p, const CtIntTensors& t, uint64_t row_begin, uint64_t row_end,
+                          bool use_g_idx, DType out, uint8_t* dst) {
+  if ((p.packed && p.bits <= 4) || use_g_idx || !lut::lut_enabled()) return false;
+  const uint64_t in = p.in_features;
+  const uint64_t gs = p.scale_cols > 1 ? in / p.scale_cols : std::max<uint64_t>(in, 1);
+  const uint32_t pf = p.packed ? ct_pack_factor(p) : 1;
+  const uint64_t row_bytes = p.packed ? ceil_div(in, pf) * 4 : in;
+  const int32_t half = p.packed ? int32_t(1u << (p.bits - 1)) : 128;
+  const size_t out_size = dtype_info(out).block_bytes;
+  float offset[lut::kWindowCodes + 1], scale[lut::kWindowCodes + 1];
+  uint8_t codes[lut::kWindowCodes];
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const uint64_t srow = p.scale_rows == 1 ? 0 : o;
+    const uint8_t* row = t.weight.data() + o * row_bytes;
+    for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
+      const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
+      const uint64_t g0 = e / gs, g1 = (e + n - 1) / gs + 1;
+      for (uint64_t g = g0; g < g1; ++g) {
+        int32_t z = 0;
+        if (p.has_zero_point) {
+          z = p.packed ? ct_field(t.zero_point.data(), (o / pf) * p.scale_cols + g, uint32_t(o % pf) * p.bits, p.bits)
+                       : int8_t(t.zero_point[srow * p.scale_cols + g]);
+        }
+        offset[g - g0] = float(half + z);
+        scale[g - g0] = load_quant_float(p.scale_dtype, t.scale.data(), srow * p.scale_cols + g);
+      }
+      const uint8_t* c = row + e;  // naive int8 and packed 8-bit: the codes are the bytes
+      if (p.packed && p.bits != 8) {
+        ct_row_codes(p, row, e, n, codes);
+        c = codes;
+      }
+      const lut::AffineGroups ag{offset, scale, nullptr};
+      // Only the first call can fail (Highway's one-lane fallback), before anything is written.
+      if (!lut::affine_runs(p.scale_dtype, out, ag, c, p.packed ? 0 : 0x80, n, size_t(gs - e % gs), size_t(gs),
+                            dst + ((o - row_begin) * in + e) * out_size)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 uint64_t ct_packed_weight_bytes(const CtIntParams& p) {
@@ -239,7 +285,10 @@ Status dequantize_ct_int_rows(const CtIntParams& p, const CtIntTensors& t, uint6
   if (use_g_idx) {
     for (uint64_t i = 0; i < in && use_g_idx; ++i) use_g_idx = int32_t(load_u32(t.g_idx.data(), i)) >= 0;
   }
-  if (dequantize_ct_lut(p, t, row_begin, row_end, use_g_idx, out, dst.data())) return {};
+  if (dequantize_ct_lut(p, t, row_begin, row_end, use_g_idx, out, dst.data()) ||
+      dequantize_ct_affine(p, t, row_begin, row_end, use_g_idx, out, dst.data())) {
+    return {};
+  }
   const size_t out_size = dtype_info(out).block_bytes;
   uint8_t* dst_row = dst.data();
   float v[kQuantChunk];

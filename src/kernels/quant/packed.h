@@ -16,7 +16,9 @@
 // Codes of at most 4 bits (packed compressed-tensors, GPTQ, AWQ, MLX) go through table
 // lookups in Highway (kernels/quant/packed_lut.h: each group's 16 outputs computed by
 // the reference arithmetic, so the same bytes on every target) unless the reference is
-// forced (kernels/cast.h force_impl, AMN_FORCE_IMPL=scalar); 5 to 8 bits run the
+// forced (kernels/cast.h force_impl, AMN_FORCE_IMPL=scalar); 5 to 8 bits (and naive
+// int8 weights) repeat the reference's float operations in Highway vectors
+// (packed_lut.h affine_runs), except scattered groups (g_idx, act-order), which run the
 // reference loops.
 //
 // Row pieces and inputs. The kernels index every tensor by absolute output row, so the

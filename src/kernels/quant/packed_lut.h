@@ -1,5 +1,6 @@
-// The fast path of the integer kernels (GPTQ, AWQ, compressed-tensors, MLX) for codes of
-// at most 4 bits; internal to kernels/quant.
+// The fast paths of the integer kernels (GPTQ, AWQ, compressed-tensors, MLX): table
+// lookups for codes of at most 4 bits, vector arithmetic for 5 to 8 bits (affine_runs);
+// internal to kernels/quant.
 //
 // A code of b <= 4 bits with one (zero, scale[, bias]) per group can only give 16
 // outputs per group. So each group's 16 outputs are computed first, by the reference's
@@ -52,6 +53,32 @@ void nibble_of_words(const uint8_t* words, size_t n, uint32_t nibble, uint8_t* c
 // codes belong to table group `group`, then every `group_size` codes to the next.
 void lookup_runs(const Tables& t, size_t group, const uint8_t* codes, size_t n, size_t first_run,
                  size_t group_size, uint8_t* dst);
+
+// The affine path for codes of 5 to 8 bits (a table per group would cost more than its
+// codes): the reference's own float operations, repeated in vectors with its rounding
+// (cast-inl.h), so the same bytes on every target. Per group, one of
+//  - (code - offset) * scale                  (GPTQ, compressed-tensors; bias null)
+//  - round(code * scale) + bias               (MLX: two array ops, each rounded)
+// then rounded to `canonical` and cast to `out` as store_rounded does. Codes are one byte
+// each, XOR-ed with code_xor first (0x80 turns int8 codes into code + 128).
+struct AffineGroups {
+  const float* offset = nullptr;
+  const float* scale = nullptr;
+  const float* bias = nullptr;
+};
+// Outputs of n codes whose groups are consecutive entries of g: the first `first_run`
+// codes use entry 0, then every `group_size` codes the next. False (nothing written) on
+// Highway's one-lane fallback target: the caller runs its reference loop.
+bool affine_runs(DType canonical, DType out, const AffineGroups& g, const uint8_t* codes, uint8_t code_xor, size_t n,
+                 size_t first_run, size_t group_size, uint8_t* dst);
+// affine_runs' arguments, as the Highway half takes them.
+struct AffineArgs {
+  const AffineGroups& g;
+  const uint8_t* codes;
+  uint8_t code_xor;
+  size_t n, first_run, group_size;
+  uint8_t* dst;
+};
 
 // Portable helpers the family kernels share.
 // n codes of `bits` (1..8) each from an LSB-first bit stream, the first at bit `bit`.

@@ -18,6 +18,7 @@ namespace quant {
 HWY_EXPORT(UnpackNibbles);
 HWY_EXPORT(NibbleOfWords);
 HWY_EXPORT(LookupRuns);
+HWY_EXPORT(AffineRuns);
 
 namespace lut {
 
@@ -32,6 +33,11 @@ void nibble_of_words(const uint8_t* words, size_t n, uint32_t nibble, uint8_t* c
 void lookup_runs(const Tables& t, size_t group, const uint8_t* codes, size_t n, size_t first_run, size_t group_size,
                  uint8_t* dst) {
   HWY_DYNAMIC_DISPATCH(LookupRuns)(t, group, codes, n, first_run, group_size, dst);
+}
+
+bool affine_runs(DType canonical, DType out, const AffineGroups& g, const uint8_t* codes, uint8_t code_xor, size_t n,
+                 size_t first_run, size_t group_size, uint8_t* dst) {
+  return HWY_DYNAMIC_DISPATCH(AffineRuns)(canonical, out, {g, codes, code_xor, n, first_run, group_size, dst});
 }
 
 }  // namespace lut
