@@ -55,10 +55,22 @@ Status run_gather(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t
   return {};
 }
 
-// Every input range of a scheme piece, asked for in one need_bytes round.
-Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out) {
-  AMN_ASSIGN(auto copies, read_copies(files, p.inputs));
-  std::vector<std::span<const uint8_t>> views(copies.begin(), copies.end());
+bool same_ranges(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const ByteRange& x, const ByteRange& y) {
+    return x.file == y.file && x.offset == y.offset && x.length == y.length;
+  });
+}
+
+// Every input range of a scheme piece, asked for in one need_bytes round (unless the
+// cache holds them already).
+Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out, SchemeInputCache& cache) {
+  if (!same_ranges(cache.ranges, p.inputs)) {
+    cache.ranges.clear();
+    cache.copies.clear();  // freed before the next layer's copies are made
+    AMN_ASSIGN(cache.copies, read_copies(files, p.inputs));
+    cache.ranges = p.inputs;
+  }
+  std::vector<std::span<const uint8_t>> views(cache.copies.begin(), cache.copies.end());
   if (p.op >= plan.ops.size() || !plan.ops[p.op]) return make_error(ErrorCode::internal, "a scheme piece without its op");
   return plan.ops[p.op]->run(views, p.row_begin, p.row_end, p.to, out.data());
 }
@@ -117,14 +129,18 @@ Status check_piece(const Plan& plan, size_t i, std::span<uint8_t> out) {
 
 }  // namespace
 
-Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out) {
+Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out, SchemeInputCache* cache) {
   AMN_TRY(check_piece(plan, i, out));
   const Piece& p = plan.pieces[i];
+  if (p.kind == PieceKind::dequantize_scheme) {
+    SchemeInputCache local;
+    return run_scheme(plan, p, files, out, cache ? *cache : local);
+  }
+  if (cache) *cache = {};
   if (p.kind == PieceKind::zeros) {  // alignment padding: no input
     std::fill(out.begin(), out.end(), uint8_t{0});
     return {};
   }
-  if (p.kind == PieceKind::dequantize_scheme) return run_scheme(plan, p, files, out);
   AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
   return run_piece_on(p, in, out);
 }
@@ -139,9 +155,11 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
   for (const auto& p : plan.pieces) largest = std::max(largest, p.out_length);
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[static_cast<size_t>(largest)]);
   std::vector<uint8_t> staging;  // a local file's piece input (grown once to the largest)
+  SchemeInputCache scheme_inputs;
   for (size_t i = 0; i < plan.pieces.size(); ++i) {
     if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "cancelled");
     const Piece& p = plan.pieces[i];
+    if (p.kind != PieceKind::dequantize_scheme) scheme_inputs = {};  // that layer is done
     if (p.kind == PieceKind::copy && p.swap_width <= 1 && !p.swap_block_fields) {
       // A plain copy goes from the source to the sink without passing through the buffer:
       // kernel-side when both ends are local files, else from the source's view.
@@ -168,7 +186,7 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
       AMN_TRY(sink.write(out));
     } else {
       const std::span<uint8_t> out(buffer.get(), static_cast<size_t>(p.out_length));
-      AMN_TRY(run_piece(plan, i, files, out));
+      AMN_TRY(run_piece(plan, i, files, out, &scheme_inputs));
       AMN_TRY(sink.write(out));
     }
     done += p.out_length;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "convert/plan.h"
 #include "core/error.h"
@@ -11,8 +12,19 @@
 
 namespace amn {
 
-// Runs piece `i` into `out` (exactly plan.pieces[i].out_length bytes).
-Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out);
+// The inputs of the last quantized-weight piece, kept for the next one. GPTQ and AWQ
+// store a layer transposed, so every piece of rows reads the whole layer (SchemeOp::inputs):
+// without this, a layer cut into k pieces is copied k times, and over HTTP (where the
+// JS side releases its bytes after each piece) fetched k times.
+struct SchemeInputCache {
+  std::vector<ByteRange> ranges;
+  std::vector<std::vector<uint8_t>> copies;
+};
+
+// Runs piece `i` into `out` (exactly plan.pieces[i].out_length bytes). With a cache, a
+// scheme piece whose inputs are the previous one's reuses them; any other piece empties it.
+Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out,
+                 SchemeInputCache* cache = nullptr);
 
 // Where a conversion's bytes go. The CLI's file sink writes to a temporary file and
 // renames it into place; the bindings hand bytes to JS instead.

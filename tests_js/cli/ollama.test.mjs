@@ -3,12 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../support/helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
@@ -16,7 +16,7 @@ const NODE_AMN = join(root, 'npm/bin/amn.js');
 const STORE = join(root, 'fixtures/ollama/models');
 const BLOBS = join(STORE, 'blobs');
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
-const tmp = () => mkdtempSync(join(tmpdir(), 'amn-ollama-'));
+const tmp = () => scratchDir('amn-ollama-');
 
 const V2 = readFileSync(join(root, 'fixtures/gguf/valid/v2.gguf'));
 const TENSOR_TYPES = readFileSync(join(root, 'fixtures/gguf/valid/tensor_types.gguf'));

@@ -1,6 +1,6 @@
 // Shared test helpers: where things are, loading the package (failing loudly when the
 // WASM core has not been built), hashes and temporary folders.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -36,6 +36,16 @@ export function sha256(bytes) {
 export const bytesOf = (typed) => new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength);
 
 // A temporary folder removed after the test (t = the node:test context).
+// A temporary folder for code without a test context: removed when the test file's
+// process exits (each file runs in its own process).
+const scratch = [];
+process.once('exit', () => { for (const dir of scratch) rmSync(dir, { recursive: true, force: true }); });
+export function scratchDir(prefix = 'amn-test-') {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
 export async function tempDir(t, prefix = 'amn-test-') {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   t.after(() => rm(dir, { recursive: true, force: true }));
