@@ -11,14 +11,24 @@ echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 echo "- $(uname -sr); $(c++ --version | head -1); $(emcc --version 2>/dev/null | head -1 | cut -c1-60); Node $(node --version)"
 echo; echo "## Float casts (Melem/s, single thread)"; echo
 "$native/bench/bench_cast"
+# A WASM benchmark in Node, compiled by TurboFan up front (--no-liftoff): the steady state
+# of a long-running page or process. V8 otherwise runs Liftoff's baseline code until
+# TurboFan's background compile lands, and a benchmark's few long calls time part of it
+# (bench/README.md, "WASM under TurboFan"). Builds the target when missing.
+wasm_bench() {
+  if [ -f "build/wasm-bench/bench/$1.js" ] || ninja -C build/wasm-bench "$1" >/dev/null; then
+    echo; echo "WASM SIMD128 (Node):"; echo
+    node --no-experimental-fetch --no-liftoff "build/wasm-bench/bench/$1.js"
+  fi
+}
 if [ -f build/wasm-bench/bench/bench_cast.js ] || {
      emcmake cmake -S . -B build/wasm-bench -G Ninja -DAMN_BUILD_BENCH=ON -DAMN_BUILD_TESTS=OFF >/dev/null &&
      ninja -C build/wasm-bench bench_cast >/dev/null; }; then
-  echo; echo "WASM SIMD128 (Node):"; echo
-  node --no-experimental-fetch build/wasm-bench/bench/bench_cast.js
+  wasm_bench bench_cast
 fi
 echo; echo "## GGUF block dequantization to F32 (Melem/s, single thread)"; echo
 "$native/bench/bench_ggml"
+wasm_bench bench_ggml
 # A quantized-safetensors benchmark natively, its PyTorch peer on the same inputs (in a
 # temporary folder: ~1 GiB of inputs and outputs) when torch imports, then the same
 # benchmark in WASM (Node). $1: bench_quant or bench_quant_int; $2: the peer script.
@@ -30,10 +40,7 @@ quant_bench() {
     echo; /usr/bin/python3 "bench/$2" "$dir"
   fi
   rm -rf "$dir"
-  if [ -f "build/wasm-bench/bench/$1.js" ] || ninja -C build/wasm-bench "$1" >/dev/null; then
-    echo; echo "WASM SIMD128 (Node):"; echo
-    node --no-experimental-fetch "build/wasm-bench/bench/$1.js"
-  fi
+  wasm_bench "$1"
 }
 echo; echo "## Quantized safetensors dequantization to BF16 (Melem/s, 4096 x 11008, single thread)"; echo
 quant_bench bench_quant quant_torch.py

@@ -111,9 +111,21 @@ HWY_INLINE V16 Trits(V16 v, hn::VFromD<D16x8> pow3) {
   const D16x8 d16;
   const auto x = hn::BitCast(d16, v);
   const auto three = hn::Set(d16, 3);
+#if HWY_TARGET == HWY_WASM
+  // Highway 1.0.3 builds MulHigh on WASM from two widening multiplies and a shuffle;
+  // plain 16-bit products do it here (t * 3 < 768 fits): the low trit is
+  // ((lo * 3^n mod 256) * 3) >> 8, the high one ((hi * 3^n mod 256) * 3) & 0xFF00 in
+  // place.
+  const auto low_byte = hn::Set(d16, 0x00FF);
+  const auto lo = hn::ShiftRight<8>(hn::Mul(hn::And(hn::Mul(x, pow3), low_byte), three));
+  const auto hi_t = hn::And(hn::Mul(hn::ShiftRight<8>(x), pow3), low_byte);
+  const auto hi = hn::And(hn::Mul(hi_t, three), hn::Set(d16, 0xFF00));
+  return hn::BitCast(D16(), hn::Or(lo, hi));
+#else
   const auto lo = hn::MulHigh(hn::ShiftLeft<8>(hn::Mul(x, pow3)), three);
   const auto hi = hn::MulHigh(hn::Mul(hn::And(x, hn::Set(d16, 0xFF00)), pow3), three);
   return hn::BitCast(D16(), hn::Or(lo, hn::ShiftLeft<8>(hi)));
+#endif
 }
 
 // dequantize_row_tq1_0: (trit - 1) * d. qs[0..31] hold trits 0..4 of elements 32n + m,
