@@ -11,8 +11,8 @@ np.savez archives, and one 256 MiB .npy. Times, best of N wall-clock runs after 
   torch.load(weights_only=True) or, for .npz, numpy reading every array's header;
 - convert to safetensors: `amn convert` against torch.load / numpy.load plus a small
   pure-Python safetensors writer (the safetensors package is not installed here); amn is
-  also timed with fsync made a no-op by an LD_PRELOAD shim (measurement only: amn always
-  fsyncs), to show what its durable, atomic output costs;
+  timed durable (the default: fsync of the file and its folder) and with --no-sync (the
+  same temporary name and rename, no fsync), to show what durability costs;
 - NPY header parse: per header, against numpy.load(mmap_mode='r'), numpy's own header
   reader on an open file, and npyjs in Node.
 
@@ -179,21 +179,6 @@ def run(cmd, env=None):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
 
 
-NO_FSYNC_SHIM = "int fsync(int fd) { (void)fd; return 0; }\nint fdatasync(int fd) { (void)fd; return 0; }\n"
-
-
-def no_fsync_env(tmp):
-    """Measurement only: an environment whose LD_PRELOAD makes fsync a no-op, to show what
-    amn convert's durability (fsync of the file and its folder before the rename) costs.
-    amn has no flag to skip it: outputs are always atomic and durable. None without cc."""
-    src, lib = os.path.join(tmp, "nofsync.c"), os.path.join(tmp, "nofsync.so")
-    with open(src, "w") as f:
-        f.write(NO_FSYNC_SHIM)
-    if subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", lib, src], capture_output=True).returncode != 0:
-        return None
-    return dict(os.environ, LD_PRELOAD=lib)
-
-
 def parse_lines(text):
     """key<TAB>file<TAB>seconds<TAB>tensors lines -> {(key, file): seconds}."""
     out = {}
@@ -278,22 +263,21 @@ def main():
         print()
 
         # Convert to safetensors, lossless; both outputs checked to hold the same tensors.
-        nosync = no_fsync_env(tmp)
-        print("| convert to safetensors | MiB | amn convert (process; fsyncs) | amn convert, fsync stubbed out "
+        print("| convert to safetensors | MiB | amn convert (process; fsyncs) | amn convert --no-sync "
               "| Python peer | peer, fresh process | peer, fresh + fsync | peer, warm "
-              "| fresh peer / amn | fresh + fsync / amn | warm peer / amn without fsync |")
+              "| fresh + fsync / amn | fresh peer / amn --no-sync | warm peer / amn --no-sync |")
         print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
         for f in archives:
             ours_out, peer_out = os.path.join(tmp, "amn.safetensors"), os.path.join(tmp, "py.safetensors")
             kind = "torch" if f.endswith(".pth") else "numpy"
 
-            def amn_convert(env=None):
+            def amn_convert(*flags):
                 if os.path.exists(ours_out):
                     os.remove(ours_out)
-                run([args.amn, "convert", path(f), "--to", "safetensors", "-o", ours_out, "-q"], env)
+                run([args.amn, "convert", path(f), "--to", "safetensors", "-o", ours_out, "-q", *flags])
 
             cli = best(args.runs, amn_convert)
-            cli_nosync = best(args.runs, lambda: amn_convert(nosync)) if nosync else float("nan")
+            cli_nosync = best(args.runs, lambda: amn_convert("--no-sync"))
             peer_fresh = fresh(args.runs, "convert_then_remove", kind, path(f), peer_out)
             peer_sync = fresh(args.runs, "convert_then_remove", kind, path(f), peer_out, "sync")
             peer_warm = warm(args.runs, "convert_then_remove", kind, path(f), peer_out)
@@ -302,7 +286,7 @@ def main():
             peer_name = "torch.load + writer" if kind == "torch" else "numpy.load + writer"
             mib = os.path.getsize(path(f)) / 2**20
             print(f"| {f} | {mib:.0f} | {ms(cli)} | {ms(cli_nosync)} | {peer_name} | {ms(peer_fresh)} "
-                  f"| {ms(peer_sync)} | {ms(peer_warm)} | {ratio(peer_fresh, cli)} | {ratio(peer_sync, cli)} "
+                  f"| {ms(peer_sync)} | {ms(peer_warm)} | {ratio(peer_sync, cli)} | {ratio(peer_fresh, cli_nosync)} "
                   f"| {ratio(peer_warm, cli_nosync)} |")
             os.remove(ours_out)
             os.remove(peer_out)

@@ -25,35 +25,40 @@ namespace {
 
 void free_malloced(uint8_t* p) { std::free(p); }
 
+// Statuses reach JS as plain objects. Setting their properties one by one through
+// embind cost a call per field, and a need_bytes answer for a checkpoint names hundreds
+// of ranges (4 calls each): so the status is written as JSON and parsed once in JS.
+// The ok status is one shared object (callers only read it).
 val ok_status() {
-  val v = val::object();
-  v.set("ok", true);
-  return v;
+  static const val ok = val::global("JSON").call<val>("parse", std::string("{\"ok\":true}"));
+  return ok;
 }
 
 val error_status(const amn::Error& e) {
-  val v = val::object();
-  v.set("ok", false);
-  v.set("code", std::string(amn::error_code_name(e.code)));
-  v.set("message", e.message);
-  v.set("offset", e.offset == amn::kNoOffset ? -1.0 : static_cast<double>(e.offset));
+  std::string j = "{\"ok\":false,\"code\":";
+  amn::append_json_string(j, amn::error_code_name(e.code));
+  j += ",\"message\":";
+  amn::append_json_string(j, e.message);
+  j += ",\"offset\":" + (e.offset == amn::kNoOffset ? std::string("-1") : std::to_string(e.offset));
   if (!e.need_bytes.empty()) {
-    val ranges = val::array();
+    j += ",\"needBytes\":[";
     for (size_t i = 0; i < e.need_bytes.size(); ++i) {
-      val r = val::object();
-      r.set("file", e.need_bytes[i].file);
-      r.set("offset", static_cast<double>(e.need_bytes[i].offset));
-      r.set("length", static_cast<double>(e.need_bytes[i].length));
-      ranges.set(i, r);
+      if (i) j += ',';
+      j += "{\"file\":" + std::to_string(e.need_bytes[i].file) + ",\"offset\":" + std::to_string(e.need_bytes[i].offset) +
+           ",\"length\":" + std::to_string(e.need_bytes[i].length) + "}";
     }
-    v.set("needBytes", ranges);
+    j += ']';
   }
   if (!e.need_files.empty()) {
-    val names = val::array();
-    for (size_t i = 0; i < e.need_files.size(); ++i) names.set(i, e.need_files[i]);
-    v.set("needFiles", names);
+    j += ",\"needFiles\":[";
+    for (size_t i = 0; i < e.need_files.size(); ++i) {
+      if (i) j += ',';
+      amn::append_json_string(j, e.need_files[i]);
+    }
+    j += ']';
   }
-  return v;
+  j += '}';
+  return val::global("JSON").call<val>("parse", j);
 }
 
 template <class T>
@@ -292,7 +297,7 @@ class Session {
       return error_status(amn::make_error(amn::ErrorCode::invalid_argument, "no such piece"));
     }
     output_.resize(p->pieces[i].out_length);
-    return status_of(amn::run_piece(*p, i, files_, output_));
+    return status_of(amn::run_piece(*p, i, files_, output_, &scheme_inputs_));
   }
 
   val piece_output() const { return byte_view(output_); }
@@ -325,6 +330,7 @@ class Session {
     current_ = 0;
   }
   std::vector<uint8_t> output_;
+  amn::SchemeInputCache scheme_inputs_;  // kept across releaseData(): a layer's pieces share inputs
   const std::vector<uint8_t> empty_;
 };
 

@@ -207,6 +207,11 @@ export interface ConvertOptions {
   ggufMetadata?: Record<string, unknown> | string;
   /** Node path sinks: replace an existing file or folder (otherwise AmnError 'exists'). */
   overwrite?: boolean;
+  /** Node path and folder sinks: `false` skips the fsyncs, for scratch outputs. The output
+   *  is still written to a temporary name and renamed into place (atomic against readers
+   *  and against this process failing); only a crash of the machine may lose or tear it.
+   *  Default true (durable). */
+  sync?: boolean;
   /** Safetensors output of a sharded model: 'input' keeps the input's shard boundaries
    *  (the default where the destination can hold several files: `openShard`, or a Node
    *  folder path); 1 writes one file. */

@@ -14,6 +14,7 @@ packages=(
   clang-14 lld-14 qemu-user g++-aarch64-linux-gnu  # aarch64 cross build, run under qemu
   libclang-rt-14-dev              # clang's sanitizer + libFuzzer runtimes (make fuzz)
   chromium                        # browser tests of the page (playwright-core drives it)
+  strace                          # the --no-sync tests count fsync calls
 )
 
 missing=()

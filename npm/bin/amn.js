@@ -20,11 +20,11 @@ Subcommands:
   parse PATH [--json]         List every stored tensor record with its byte range
   inspect PATH [--json]       Summarise a model: dtypes, parameters, tensors (header only)
                               (alias: info)
-  remember PATH [-o OUT] [--to bf16|f16|f32] [--force] [-q]
+  remember PATH [-o OUT] [--to bf16|f16|f32] [--force] [--no-sync] [-q]
           [--shards 1|input] [--max-shard-size SIZE]
                               Dequantize / cast to full precision, written as safetensors
                               (alias: dequantize; default --to bf16)
-  convert PATH --to safetensors|gguf [--dtype bf16|f16|f32] [-o OUT] [--force] [-q]
+  convert PATH --to safetensors|gguf [--dtype bf16|f16|f32] [-o OUT] [--force] [--no-sync] [-q]
           [--shards 1|input] [--max-shard-size SIZE]
           [--gguf-kv key[:TYPE]=value ...] [--gguf-metadata FILE.json]
                               Convert a model to another format, streaming tensor by tensor
@@ -33,7 +33,8 @@ PATH is a model file, a folder of shards, a *.index.json or an http(s) URL.
 Output defaults to <stem>-<dtype|converted>.<format> beside the input. A sharded
 safetensors input gives a folder <stem>-<dtype|converted>/ of shards and an index
 (same boundaries; --max-shard-size re-shards, --shards 1 or -o NAME.safetensors
-writes one file).
+writes one file). --no-sync skips the fsyncs (scratch outputs): still written to a
+temporary name and renamed into place.
 Formats: safetensors (single, sharded folder or *.index.json), GGUF (single or split),
 ollama:<model>[:<tag>].
 Docs: docs/cli.md, docs/js-api.md
@@ -52,7 +53,7 @@ const VERBS = {
       '--cast-all': { key: 'castAll' },
       '--shards': { key: 'shards', value: true, choices: SHARDS },
       '--max-shard-size': { key: 'maxShardSize', value: true },
-      '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
+      '--force': { key: 'force' }, '--no-sync': { key: 'noSync' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
   },
   convert: {
@@ -65,7 +66,7 @@ const VERBS = {
       '--shards': { key: 'shards', value: true, choices: SHARDS },
       '--max-shard-size': { key: 'maxShardSize', value: true },
       '-o': { key: 'output', value: true }, '--output': { key: 'output', value: true },
-      '--force': { key: 'force' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
+      '--force': { key: 'force' }, '--no-sync': { key: 'noSync' }, '-q': { key: 'quiet' }, '--quiet': { key: 'quiet' },
     },
     required: { format: '--to' },
   },
@@ -266,6 +267,7 @@ async function runConvert(args) {
       result = await model.convert({
         to: format, ggufKv: args.ggufKv, ggufMetadata,
         dtype: args.dtype, castAll: Boolean(args.castAll), sink: target, overwrite: Boolean(args.force),
+        sync: !args.noSync,
         shards: layout.folder ? 'input' : 1, maxShardSize: args.maxShardSize,
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });

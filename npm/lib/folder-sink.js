@@ -2,7 +2,8 @@
 // (src/cli/output_folder.cpp). The shards and the index are written into a temporary
 // folder beside the target, each file fsynced (pathSink), and the folder is renamed into
 // place only after the last one is in it. An error or an abort leaves nothing at the
-// target. Loaded by lib/model.js only when a folder path is the sink.
+// target. With `sync: false` the same steps run without any fsync (scratch outputs).
+// Loaded by lib/model.js only when a folder path is the sink.
 import { mkdtemp, open as openFile, rename, rm, stat, chmod } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +20,7 @@ async function syncDir(dir) {
   } catch { /* best effort: not every platform lets a folder be fsynced */ }
 }
 
-export async function openFolder(target, { overwrite = false } = {}) {
+export async function openFolder(target, { overwrite = false, sync = true } = {}) {
   const shown = target instanceof URL ? fileURLToPath(target) : String(target);
   const dest = resolve(shown);
   if (!overwrite && await present(dest)) throw existsError(shown);
@@ -34,9 +35,9 @@ export async function openFolder(target, { overwrite = false } = {}) {
   let done = false;
   return {
     // Each file is itself written to a temporary name and linked in when complete.
-    open: (name) => pathSink(join(tmp, name), { overwrite: false }),
+    open: (name) => pathSink(join(tmp, name), { overwrite: false, sync }),
     async commit() {
-      await syncDir(tmp);
+      if (sync) await syncDir(tmp);
       try {
         if (!await present(dest)) {
           await rename(tmp, dest);
@@ -53,7 +54,7 @@ export async function openFolder(target, { overwrite = false } = {}) {
             throw err;
           }
           done = true;
-          await syncDir(parent);
+          if (sync) await syncDir(parent);
           await rm(aside, { recursive: true, force: true });
           return shown;
         }
@@ -61,7 +62,7 @@ export async function openFolder(target, { overwrite = false } = {}) {
         throw err instanceof AmnError ? err : asIoError(err, `cannot move the output into place at ${shown}`);
       }
       done = true;
-      await syncDir(parent);
+      if (sync) await syncDir(parent);
       return shown;
     },
     async abort() {

@@ -89,7 +89,7 @@ export class Model {
    *  `shards: 'input'`) goes to `openShard(name)` for each file, or in Node to a folder
    *  path, written atomically. */
   async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false,
-    shards, maxShardSize, openShard, onProgress, signal } = {}) {
+    sync = true, shards, maxShardSize, openShard, onProgress, signal } = {}) {
     if (to !== 'safetensors' && to !== 'gguf') throw new AmnError('unsupported', `convert(): cannot write "${to}" (safetensors or gguf)`);
     const target = checkTarget(dtype, 'convert()') || null;
     const layout = this.#layout({ to, sink, shards, maxShardSize, openShard });
@@ -101,12 +101,13 @@ export class Model {
       gguf_metadata: ggufMetadata ?? null,
     };
     if (layout.folder) {
-      return this.#exclusive(() => this.#convertShards(options, layout, { sink, overwrite, openShard, onProgress, signal }));
+      return this.#exclusive(() => this.#convertShards(options, layout, { sink, overwrite, sync, openShard, onProgress, signal }));
     }
     return this.#exclusive(async () => {
       throwIfAborted(signal);
-      // Open the sink first: an existing output is refused before any work.
-      const out = await this.#hooks.openSink(sink, { overwrite, signal });
+      // Open the sink first: an existing output is refused before any work. `sync: false`
+      // (Node path sinks) skips the fsyncs, not the temporary name and the rename.
+      const out = await this.#hooks.openSink(sink, { overwrite, sync: sync !== false, signal });
       let plan;
       try {
         check(this.#session.planConvert(JSON.stringify(options)));
@@ -156,15 +157,15 @@ export class Model {
 
   // Every shard, then the index, each through its own sink: openShard's, or a file in a
   // Node folder that is renamed into place only when all are written.
-  async #convertShards(options, layout, { sink, overwrite, openShard, onProgress, signal }) {
+  async #convertShards(options, layout, { sink, overwrite, sync, openShard, onProgress, signal }) {
     throwIfAborted(signal);
     const request = layout.single ? options : { ...options, shards: 'input', max_shard_size: layout.maxShardSize ?? null };
     check(this.#session.planConvert(JSON.stringify(request)));
     const info = JSON.parse(this.#session.shardsInfo());
     const files = info ? info.files : [{ name: 'model.safetensors', output_bytes: JSON.parse(this.#session.planInfo()).output_bytes }];
     const folder = openShard
-      ? { open: async (name) => this.#hooks.openSink(await openShard(name), { overwrite, signal }), commit: async () => {}, abort: async () => {} }
-      : await openFolderSink(sink, { overwrite });
+      ? { open: async (name) => this.#hooks.openSink(await openShard(name), { overwrite, sync: sync !== false, signal }), commit: async () => {}, abort: async () => {} }
+      : await openFolderSink(sink, { overwrite, sync: sync !== false });
     const total = files.reduce((n, f) => n + f.output_bytes, 0);
     const progress = this.#progress(total, onProgress);
     const written = [];

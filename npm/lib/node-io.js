@@ -177,7 +177,9 @@ async function syncDir(dir) {
   } catch { /* best effort */ }
 }
 
-export async function pathSink(destPath, { overwrite = false } = {}) {
+// `sync: false` (convert's option, the CLI's --no-sync) skips both fsyncs; the temporary
+// name and the link/rename into place stay.
+export async function pathSink(destPath, { overwrite = false, sync = true } = {}) {
   const dest = resolve(destPath);
   if (!overwrite && await exists(dest)) throw existsError(destPath);
   const dir = dirname(dest);
@@ -204,7 +206,7 @@ export async function pathSink(destPath, { overwrite = false } = {}) {
     },
     async close() {
       try {
-        await fh.sync();  // the data is on disk before the name appears
+        if (sync) await fh.sync();  // the data is on disk before the name appears
       } catch (err) {
         throw writeError(`cannot flush ${destPath}`, err);
       }
@@ -215,7 +217,7 @@ export async function pathSink(destPath, { overwrite = false } = {}) {
       } catch (err) {
         throw writeError(`cannot move the output into place at ${destPath}`, err);
       }
-      await syncDir(dir);
+      if (sync) await syncDir(dir);
       return { bytes, path: destPath };
     },
     async abort() {

@@ -45,6 +45,7 @@ struct ConvertRequest {
   bool force = false;
   bool quiet = false;
   bool cast_all = false;                     // --cast-all: a quantized model's other tensors too
+  bool no_sync = false;                      // --no-sync: skip the fsyncs (scratch outputs)
   std::string format = "safetensors";        // convert --to
   std::vector<std::string> gguf_kv;          // --gguf-kv key[:TYPE]=value
   std::string gguf_metadata;                 // --gguf-metadata file.json
@@ -137,7 +138,7 @@ int write_folder(amn::cli::LocalModel& local, const amn::ConvertOptions& options
                  amn::ExecuteHooks hooks) {
   auto plan = amn::plan_shards(local.model, options, shard);
   if (!plan) return fail(plan.error());
-  auto folder = amn::cli::OutputFolder::create(target, req.force);
+  auto folder = amn::cli::OutputFolder::create(target, req.force, !req.no_sync);
   if (!folder) return fail(folder.error());
   const uint64_t total = plan->output_bytes();
   uint64_t before = 0;  // bytes of the shards already written
@@ -222,7 +223,7 @@ int run_convert(const ConvertRequest& req, const char* label) {
   if (layout->folder) return write_folder(*local, options, layout->shard, target, req, bar, hooks);
   auto plan = amn::plan_convert(local->model, options);
   if (!plan) return fail(plan.error());
-  auto sink = amn::cli::OutputFile::create(target, req.force);
+  auto sink = amn::cli::OutputFile::create(target, req.force, !req.no_sync);
   if (!sink) return fail(sink.error());
   hooks.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
   auto st = amn::execute_plan(*plan, *local->files, **sink, hooks);
@@ -233,6 +234,14 @@ int run_convert(const ConvertRequest& req, const char* label) {
                 amn::human_bytes(plan->output_bytes()).c_str());
   }
   return 0;
+}
+
+// Options every writing verb shares.
+void add_output_options(CLI::App* verb, ConvertRequest& req) {
+  verb->add_flag("--force", req.force, "replace an existing output file or folder");
+  verb->add_flag("--no-sync", req.no_sync,
+                 "scratch outputs: skip the fsyncs (still written to a temporary name and renamed into place)");
+  verb->add_flag("-q,--quiet", req.quiet, "print nothing on success");
 }
 
 void add_shard_options(CLI::App* verb, ConvertRequest& req) {
@@ -275,8 +284,7 @@ int main(int argc, char** argv) {
   remember->add_flag("--cast-all", remember_req.cast_all,
                      "quantized models: cast the unquantized tensors (norms, embeddings) to --to as well");
   add_shard_options(remember, remember_req);
-  remember->add_flag("--force", remember_req.force, "replace an existing output file or folder");
-  remember->add_flag("-q,--quiet", remember_req.quiet, "print nothing on success");
+  add_output_options(remember, remember_req);
 
   ConvertRequest convert_req;
   auto* convert = app.add_subcommand("convert", "Convert a model to another format, streaming tensor by tensor");
@@ -290,8 +298,7 @@ int main(int argc, char** argv) {
   convert->add_flag("--cast-all", convert_req.cast_all,
                     "quantized models: cast the unquantized tensors (norms, embeddings) to --dtype as well");
   add_shard_options(convert, convert_req);
-  convert->add_flag("--force", convert_req.force, "replace an existing output file or folder");
-  convert->add_flag("-q,--quiet", convert_req.quiet, "print nothing on success");
+  add_output_options(convert, convert_req);
 
   try {
     app.parse(argc, argv);

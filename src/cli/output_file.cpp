@@ -14,7 +14,7 @@
 namespace amn::cli {
 namespace fs = std::filesystem;
 
-Result<std::unique_ptr<OutputFile>> OutputFile::create(const std::string& target, bool overwrite) {
+Result<std::unique_ptr<OutputFile>> OutputFile::create(const std::string& target, bool overwrite, bool sync) {
   std::error_code ec;
   if (!overwrite && fs::exists(fs::symlink_status(target, ec))) {
     return make_error(ErrorCode::exists, target + " already exists (use --force to replace it)");
@@ -25,7 +25,7 @@ Result<std::unique_ptr<OutputFile>> OutputFile::create(const std::string& target
   int fd = ::mkstemp(temp.data());
   if (fd < 0) return make_error(ErrorCode::io, "cannot create a file in " + dir.string() + ": " + std::strerror(errno));
   ::fchmod(fd, 0644);
-  return std::unique_ptr<OutputFile>(new OutputFile(target, temp, fd, overwrite));
+  return std::unique_ptr<OutputFile>(new OutputFile(target, temp, fd, overwrite, sync));
 }
 
 OutputFile::~OutputFile() {
@@ -80,7 +80,7 @@ Result<bool> OutputFile::copy_range(int in_fd, uint64_t offset, uint64_t length)
 }
 
 Status OutputFile::commit() {
-  if (::fsync(fd_) != 0) return make_error(ErrorCode::io, "cannot flush " + target_ + ": " + std::strerror(errno));
+  if (sync_ && ::fsync(fd_) != 0) return make_error(ErrorCode::io, "cannot flush " + target_ + ": " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;
   if (overwrite_) {
@@ -96,6 +96,7 @@ Status OutputFile::commit() {
     ::unlink(temp_.c_str());
   }
   committed_ = true;
+  if (!sync_) return {};
   fs::path dir = fs::path(target_).parent_path();
   int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {

@@ -29,7 +29,10 @@ std::string name_of(const std::string& target) {
   return p.filename().string();
 }
 
-void sync_folder(const fs::path& dir) {
+}  // namespace
+
+void OutputFolder::sync_folder(const std::string& dir) const {
+  if (!sync_) return;
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);
@@ -37,9 +40,7 @@ void sync_folder(const fs::path& dir) {
   }
 }
 
-}  // namespace
-
-Result<std::unique_ptr<OutputFolder>> OutputFolder::create(const std::string& target, bool overwrite) {
+Result<std::unique_ptr<OutputFolder>> OutputFolder::create(const std::string& target, bool overwrite, bool sync) {
   std::error_code ec;
   if (!overwrite && fs::exists(fs::symlink_status(target, ec))) {
     return make_error(ErrorCode::exists, target + " already exists (use --force to replace it)");
@@ -50,7 +51,7 @@ Result<std::unique_ptr<OutputFolder>> OutputFolder::create(const std::string& ta
     return make_error(ErrorCode::io, "cannot create a folder in " + dir.string() + ": " + std::strerror(errno));
   }
   ::chmod(temp.c_str(), 0755);  // mkdtemp makes it 0700; a model folder is readable like a file
-  return std::unique_ptr<OutputFolder>(new OutputFolder(target, temp, overwrite));
+  return std::unique_ptr<OutputFolder>(new OutputFolder(target, temp, overwrite, sync));
 }
 
 OutputFolder::~OutputFolder() {
@@ -63,7 +64,7 @@ Result<std::unique_ptr<OutputFile>> OutputFolder::open(const std::string& name) 
     return make_error(ErrorCode::internal, "'" + name + "' is not a file name");
   }
   // Never replaces anything: the temporary folder is ours and starts empty.
-  return OutputFile::create((fs::path(temp_) / name).string(), false);
+  return OutputFile::create((fs::path(temp_) / name).string(), false, sync_);
 }
 
 Status OutputFolder::commit() {
@@ -98,17 +99,17 @@ Status OutputFolder::commit() {
         return move_error();
       }
       committed_ = true;
-      sync_folder(parent_of(target_));
+      sync_folder(parent_of(target_).string());
       fs::remove_all(aside, ec);
       return {};
     }
     committed_ = true;
-    sync_folder(parent_of(target_));
+    sync_folder(parent_of(target_).string());
     fs::remove_all(temp_, ec);
     return {};
   }
   committed_ = true;
-  sync_folder(parent_of(target_));
+  sync_folder(parent_of(target_).string());
   return {};
 }
 

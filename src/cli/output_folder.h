@@ -3,7 +3,8 @@
 // and the folder is renamed into place only after the last file is in it. On any
 // error, or if the process is interrupted, nothing is left at the target. An existing
 // target is replaced only with `overwrite`, and never when it holds one of the inputs
-// (the caller checks that: it knows the inputs).
+// (the caller checks that: it knows the inputs). With `sync` false (--no-sync) every step
+// is the same but no file or folder is fsynced.
 #pragma once
 #include <memory>
 #include <string>
@@ -15,7 +16,7 @@ namespace amn::cli {
 
 class OutputFolder {
  public:
-  static Result<std::unique_ptr<OutputFolder>> create(const std::string& target, bool overwrite);
+  static Result<std::unique_ptr<OutputFolder>> create(const std::string& target, bool overwrite, bool sync = true);
   ~OutputFolder();  // removes the temporary folder and what is in it unless committed
   OutputFolder(const OutputFolder&) = delete;
   OutputFolder& operator=(const OutputFolder&) = delete;
@@ -24,14 +25,17 @@ class OutputFolder {
   Result<std::unique_ptr<OutputFile>> open(const std::string& name);
   // fsync the temporary folder, rename it into place (atomically replacing an existing
   // target with `overwrite`), fsync the parent folder, then remove what it replaced.
+  // Without sync: the same renames, no fsyncs.
   Status commit();
   const std::string& target() const { return target_; }
 
  private:
-  OutputFolder(std::string target, std::string temp, bool overwrite)
-      : target_(std::move(target)), temp_(std::move(temp)), overwrite_(overwrite) {}
+  OutputFolder(std::string target, std::string temp, bool overwrite, bool sync)
+      : target_(std::move(target)), temp_(std::move(temp)), overwrite_(overwrite), sync_(sync) {}
+  void sync_folder(const std::string& dir) const;
   std::string target_, temp_;
   bool overwrite_;
+  bool sync_;
   bool committed_ = false;
 };
 

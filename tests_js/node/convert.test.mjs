@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
-import { loadPackage, rejectsWith, sha256, tempDir, bytesOf } from '../support/helpers.js';
+import { FIXTURES, loadPackage, rejectsWith, sha256, tempDir, bytesOf } from '../support/helpers.js';
 import { W_VALUES, bf16Bits, sampleBytes, sampleTensors } from '../support/sample.js';
 
 const amn = await loadPackage();
@@ -151,4 +151,48 @@ test('bad options', async (t) => {
   await rejectsWith(assert, model.convert({ to: 'gguf' }), 'unsupported');
   await rejectsWith(assert, model.convert({ dtype: 'q4' }), 'invalid_argument');
   await rejectsWith(assert, model.convert({ sink: 42 }), 'invalid_argument');
+});
+
+// sync: false skips the fsyncs and nothing else. Counted on FileHandle.prototype.sync, which
+// both the path sink and the folder sink call (for files and for folders).
+test('sync: false writes the same bytes through a temporary name, without one fsync', async (t) => {
+  const dir = await tempDir(t);
+  const { open: openFile } = await import('node:fs/promises');
+  const probe = await openFile(join(dir, 'probe'), 'w');
+  const proto = Object.getPrototypeOf(probe);
+  await probe.close();
+  const original = proto.sync;
+  let syncs = 0;
+  proto.sync = function sync(...args) { syncs++; return original.apply(this, args); };
+  t.after(() => { proto.sync = original; });
+
+  const model = await amn.open(sampleBytes());
+  t.after(() => model.close());
+  const durable = join(dir, 'durable.safetensors');
+  const scratch = join(dir, 'scratch.safetensors');
+  await model.convert({ dtype: 'bf16', sink: durable });
+  const durableSyncs = syncs;
+  assert.ok(durableSyncs >= 2, `the default path sink fsyncs the file and its folder (saw ${durableSyncs})`);
+  syncs = 0;
+  const result = await model.convert({ dtype: 'bf16', sink: scratch, sync: false });
+  assert.equal(syncs, 0, 'sync: false made no fsync');
+  assert.equal(result.path, scratch);
+  assert.equal(sha256(await readFile(scratch)), sha256(await readFile(durable)));
+  assert.deepEqual((await readdir(dir)).sort(), ['durable.safetensors', 'probe', 'scratch.safetensors']);
+
+  // A folder sink (sharded output): the same files, no fsync of any file or folder.
+  const sharded = await amn.open(join(FIXTURES, 'models', 'tiny-sharded'));
+  t.after(() => sharded.close());
+  syncs = 0;
+  await sharded.convert({ dtype: 'bf16', sink: join(dir, 'shards-durable') });
+  assert.ok(syncs >= 3, `the default folder sink fsyncs its files and folders (saw ${syncs})`);
+  syncs = 0;
+  await sharded.convert({ dtype: 'bf16', sink: join(dir, 'shards-scratch'), sync: false });
+  assert.equal(syncs, 0, 'sync: false made no fsync in a folder sink');
+  const names = (await readdir(join(dir, 'shards-durable'))).sort();
+  assert.deepEqual((await readdir(join(dir, 'shards-scratch'))).sort(), names);
+  for (const name of names) {
+    assert.equal(sha256(await readFile(join(dir, 'shards-scratch', name))), sha256(await readFile(join(dir, 'shards-durable', name))), name);
+  }
+  assert.ok(!(await readdir(dir)).some((n) => n.startsWith('.amn-tmp-')), 'no temporary left behind');
 });

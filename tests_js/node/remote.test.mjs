@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadPackage, rejectsWith, sha256, tempDir } from '../support/helpers.js';
 import { sampleBytes } from '../support/sample.js';
-import { writeSparseSafetensors } from '../support/safetensors.js';
+import { makeSafetensors, writeSparseSafetensors } from '../support/safetensors.js';
 import { startRangeServer } from '../support/range-server.js';
 
 const amn = await loadPackage();
@@ -108,4 +108,33 @@ test('options.fetch is used, and aborting a fetch cancels', async (t) => {
   const controller = new AbortController();
   const aborting = (url, init) => { controller.abort(); return fetch(url, init); };
   await rejectsWith(assert, amn.open(`${server.url}sample.safetensors`, { fetch: aborting, signal: controller.signal }), 'cancelled');
+});
+
+// A GPTQ layer whose output takes two pieces (2048 rows of 4096 F16 inputs, 16 MiB of
+// F32 staging per piece): every piece needs the whole layer (an output row is a column
+// of qweight), yet over HTTP the layer is fetched once, not once per piece.
+test('convert(): a quantized layer cut into pieces is fetched once', async (t) => {
+  const [inF, outF, group] = [4096, 2048, 128];
+  const random = (n) => { const b = new Uint8Array(n); for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, i + 65536)); return b; };
+  const gIdx = new Int32Array(inF).map((_, i) => Math.floor(i / group));
+  const scales = new Uint16Array((inF / group) * outF).fill(0x211f);  // F16 0.01
+  const bytes = makeSafetensors([
+    { name: 'l.qweight', dtype: 'I32', shape: [inF / 8, outF], data: random(inF / 8 * outF * 4) },
+    { name: 'l.qzeros', dtype: 'I32', shape: [inF / group, outF / 8], data: random(inF / group * outF / 8 * 4) },
+    { name: 'l.scales', dtype: 'F16', shape: [inF / group, outF], data: new Uint8Array(scales.buffer) },
+    { name: 'l.g_idx', dtype: 'I32', shape: [inF], data: new Uint8Array(gIdx.buffer) },
+  ]);
+  const dir = await tempDir(t);
+  await writeFile(join(dir, 'gptq.safetensors'), bytes);
+  const server = await serve(t, dir);
+  const remote = await amn.open(`${server.url}gptq.safetensors`);
+  const local = await amn.open(join(dir, 'gptq.safetensors'));
+  t.after(async () => { await remote.close(); await local.close(); });
+  assert.equal(remote.info.logical[0].scheme, 'gptq');
+  const before = server.stats.files['/gptq.safetensors'].bytes;
+  const out = await remote.convert();
+  assert.equal(sha256(out), sha256(await local.convert()));
+  const fetched = server.stats.files['/gptq.safetensors'].bytes - before;
+  assert.ok(fetched <= bytes.length, `convert fetched ${fetched} bytes of a ${bytes.length}-byte file`);
+  assert.ok(fetched >= bytes.length - 4096, `convert fetched only ${fetched} bytes`);
 });

@@ -46,6 +46,13 @@ const char* kind_name(Kind k) {
   return "a value";
 }
 
+Record empty_container(Kind kind) {
+  Record r;
+  r.kind = kind;
+  r.node.items = r.node.entries = {kNoValue, 0};
+  return r;
+}
+
 class Vm {
  public:
   Vm(std::span<const uint8_t> bytes, const ParseLimits& limits, const Options& options)
@@ -67,7 +74,10 @@ class Vm {
     return {};
   }
   Status charge(uint64_t units, uint64_t bytes);
-  Result<uint32_t> new_value(Value v);
+  Result<uint32_t> new_value(const Record& r, uint64_t extra_bytes = 0);
+  uint64_t add_text(std::string_view s);
+  void link(Record::Span& list, size_t from);  // stack_[from..] become children in `list`
+  void finish();
   Status push(uint32_t v);
   Result<uint32_t> pop(const char* op);
   Result<uint32_t> top(const char* op);
@@ -94,6 +104,13 @@ class Vm {
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, uint32_t> memo_;
   std::unordered_map<std::string, size_t> global_index_;
+  // While running, a container's children are a chain of runs in out_.slots, newest
+  // first (APPENDS may add to a list long after other values were made); finish()
+  // leaves each container one contiguous run. Every slot was charged as a unit.
+  struct Chunk {
+    uint32_t at, size, next;
+  };
+  std::vector<Chunk> chunks_;
   uint64_t units_ = 0;   // working set: values + container slots + memo entries + stack + marks
   uint64_t bytes_ = 0;
   uint64_t disallowed_ = 0;
@@ -115,10 +132,66 @@ Status Vm::charge(uint64_t units, uint64_t bytes) {
   return {};
 }
 
-Result<uint32_t> Vm::new_value(Value v) {
-  AMN_TRY(charge(1, sizeof(Value) + v.text.size() + v.name.size()));
-  out_.values.push_back(std::move(v));
+Result<uint32_t> Vm::new_value(const Record& r, uint64_t extra_bytes) {
+  AMN_TRY(charge(1, sizeof(Record) + extra_bytes));
+  out_.values.push_back(r);
   return static_cast<uint32_t>(out_.values.size() - 1);
+}
+
+// Appends a payload to the text arena; its offset there.
+uint64_t Vm::add_text(std::string_view s) {
+  const uint64_t at = out_.text.size();
+  out_.text.append(s);
+  return at;
+}
+
+void Vm::link(Record::Span& list, size_t from) {
+  const auto n = static_cast<uint32_t>(stack_.size() - from);
+  if (n == 0) return;
+  const auto at = static_cast<uint32_t>(out_.slots.size());
+  out_.slots.insert(out_.slots.end(), stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
+  list.size += n;
+  // Children added right after the container's last ones extend that run.
+  if (list.at != kNoValue && chunks_[list.at].at + chunks_[list.at].size == at) {
+    chunks_[list.at].size += n;
+    return;
+  }
+  chunks_.push_back({at, n, list.at});
+  list.at = static_cast<uint32_t>(chunks_.size() - 1);
+}
+
+bool has_children(Kind k) {
+  return k == Kind::tuple || k == Kind::list || k == Kind::dict || k == Kind::set || k == Kind::frozenset ||
+         k == Kind::object;
+}
+
+// One contiguous run per container: a single chain link is used where it lies, longer
+// chains are copied, oldest first, to the end of the slots (at most doubling them).
+void Vm::finish() {
+  for (Record& r : out_.values) {
+    if (!has_children(r.kind)) continue;
+    for (Record::Span* list : {&r.node.items, &r.node.entries}) {
+      if (list->at == kNoValue) {
+        *list = {0, 0};
+        continue;
+      }
+      const Chunk& head = chunks_[list->at];
+      if (head.next == kNoValue) {
+        list->at = head.at;
+        continue;
+      }
+      const size_t base = out_.slots.size();
+      out_.slots.resize(base + list->size);
+      size_t end = base + list->size;
+      for (uint32_t k = list->at; k != kNoValue; k = chunks_[k].next) {
+        const Chunk& c = chunks_[k];
+        end -= c.size;
+        std::copy_n(out_.slots.begin() + c.at, c.size, out_.slots.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+      list->at = static_cast<uint32_t>(base);
+    }
+  }
+  chunks_ = {};
 }
 
 Status Vm::push(uint32_t v) {
@@ -154,7 +227,7 @@ Result<size_t> Vm::pop_mark(const char* op) {
 
 Status Vm::add_child(uint32_t container, uint32_t child) {
   AMN_TRY(charge(1, 0));
-  Value& c = out_.values[container];
+  Record& c = out_.values[container];
   const uint32_t d = out_.values[child].depth + 1;
   if (d > c.depth) {
     if (d > kHardMaxPickleDepth) {
@@ -193,11 +266,12 @@ Status Vm::push_string(Kind kind, uint64_t n, const char* op) {
                                             " bytes exceeds max_single_alloc at offset " + num(opt_.base_offset + op_pos_),
                       opt_.base_offset + op_pos_);
   }
-  Value v;
-  v.kind = kind;
-  v.text.assign(reinterpret_cast<const char*>(in_.data() + pos_), static_cast<size_t>(n));
+  AMN_TRY(charge(0, n));  // before the copy
+  Record r;
+  r.kind = kind;
+  r.text = {add_text({reinterpret_cast<const char*>(in_.data() + pos_), static_cast<size_t>(n)}), n};
   pos_ += n;
-  AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+  AMN_ASSIGN(const uint32_t id, new_value(r));
   return push(id);
 }
 
@@ -222,11 +296,10 @@ Status Vm::global(std::string module, std::string name) {
   GlobalRef& g = out_.globals[gi];
   ++g.count;
   if (!g.allowed) ++disallowed_;
-  Value v;
-  v.kind = Kind::global;
-  v.text = std::move(module);
-  v.name = std::move(name);
-  AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+  Record r;
+  r.kind = Kind::global;
+  r.global = static_cast<uint32_t>(gi);  // the names live once, in globals
+  AMN_ASSIGN(const uint32_t id, new_value(r));
   return push(id);
 }
 
@@ -234,7 +307,7 @@ Status Vm::global(std::string module, std::string name) {
 // interpret (or refuse). Only a global may be "called", so no value smuggled in through
 // the stack (the result of another REDUCE, a string) can stand in for a callable.
 Status Vm::make_object(uint32_t callee, uint32_t args, uint32_t kwargs, const char* op) {
-  const Value& c = out_.values[callee];
+  const Record& c = out_.values[callee];
   if (c.kind != Kind::global) {
     return make_error(ErrorCode::disallowed_global,
                       "pickle: " + std::string(op) + " would call " + kind_name(c.kind) +
@@ -244,12 +317,13 @@ Status Vm::make_object(uint32_t callee, uint32_t args, uint32_t kwargs, const ch
   if (args != kNoValue && out_.values[args].kind != Kind::tuple) {
     return parse_error(std::string(op) + "'s arguments are " + kind_name(out_.values[args].kind) + ", not a tuple");
   }
-  Value v;
-  v.kind = Kind::object;
-  v.callee = callee;
-  v.args = args;
-  v.kwargs = kwargs;
-  AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+  Record r;
+  r.kind = Kind::object;
+  r.node.callee = callee;
+  r.node.args = args;
+  r.node.kwargs = kwargs;
+  r.node.items = r.node.entries = {kNoValue, 0};
+  AMN_ASSIGN(const uint32_t id, new_value(r));
   if (args != kNoValue) AMN_TRY(add_child(id, args));
   if (kwargs != kNoValue) AMN_TRY(add_child(id, kwargs));
   return push(id);
@@ -271,12 +345,10 @@ Status Vm::memo_get(uint64_t index) {
 
 // Pops the values above stack position `from` into a new container.
 Status Vm::sequence(Kind kind, size_t from) {
-  Value v;
-  v.kind = kind;
-  AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+  AMN_ASSIGN(const uint32_t id, new_value(empty_container(kind)));
   const size_t n = stack_.size() - from;
-  out_.values[id].items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
   for (size_t k = from; k < stack_.size(); ++k) AMN_TRY(add_child(id, stack_[k]));
+  link(out_.values[id].node.items, from);
   stack_.resize(from);
   units_ -= n;
   return push(id);
@@ -355,46 +427,51 @@ Status Vm::step(uint8_t op, bool& stop) {
     case 'J': case 'K': case 'M': {  // BININT, BININT1, BININT2
       const unsigned n = op == 'J' ? 4 : op == 'K' ? 1 : 2;
       AMN_ASSIGN(const uint64_t raw, read_uint(n, "BININT"));
-      Value v;
-      v.kind = Kind::integer;
-      v.integer = op == 'J' ? sign_extend(raw, 4) : static_cast<int64_t>(raw);
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      Record r;
+      r.kind = Kind::integer;
+      r.integer = op == 'J' ? sign_extend(raw, 4) : static_cast<int64_t>(raw);
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
     case 0x8a: case 0x8b: {  // LONG1, LONG4
       AMN_ASSIGN(const uint64_t n, read_uint(op == 0x8a ? 1 : 4, "LONG"));
       AMN_TRY(need(n, "LONG"));
       if (n > limits_.max_single_alloc) return parse_error("a LONG4 of " + num(n) + " bytes");
-      Value v;
+      Record r;
       if (n <= 8) {
         uint64_t raw = 0;
         for (uint64_t k = n; k-- > 0;) raw = (raw << 8) | in_[pos_ + k];
-        v.kind = Kind::integer;
-        v.integer = sign_extend(raw, static_cast<unsigned>(n));
+        r.kind = Kind::integer;
+        r.integer = sign_extend(raw, static_cast<unsigned>(n));
       } else {
-        v.kind = Kind::big_integer;
-        v.text.assign(reinterpret_cast<const char*>(in_.data() + pos_), static_cast<size_t>(n));
+        AMN_TRY(charge(0, n));  // before the copy
+        r.kind = Kind::big_integer;
+        r.text = {add_text({reinterpret_cast<const char*>(in_.data() + pos_), static_cast<size_t>(n)}), n};
       }
       pos_ += n;
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
     case 'I': case 'L': {  // INT, LONG (protocol 0 text)
       AMN_ASSIGN(const std::string_view line, read_line(op == 'I' ? "INT" : "LONG"));
       if (op == 'I' && (line == "00" || line == "01")) return push(line == "01" ? kTrueValue : kFalseValue);
-      Value v;
-      v.kind = Kind::integer;
-      if (!parse_decimal(line, v.integer)) {
+      Record r;
+      r.kind = Kind::integer;
+      int64_t small = 0;
+      if (parse_decimal(line, small)) {
+        r.integer = small;
+      } else {
         std::string_view digits = line;
         if (!digits.empty() && digits.back() == 'L') digits.remove_suffix(1);
         if (digits.empty() || digits.find_first_not_of("+-0123456789") != std::string_view::npos) {
           return parse_error("INT/LONG text '" + printable(line) + "' is not a number");
         }
-        v.kind = Kind::big_integer;  // kept as decimal text; marked by name
-        v.name = "decimal";
-        v.text = std::string(digits);
+        AMN_TRY(charge(0, digits.size()));  // before the copy
+        r.kind = Kind::big_integer;  // kept as decimal text; marked by the flag (name "decimal")
+        r.flag = 1;
+        r.text = {add_text(digits), digits.size()};
       }
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
     case 'G': {  // BINFLOAT: big-endian IEEE double
@@ -402,21 +479,21 @@ Status Vm::step(uint8_t op, bool& stop) {
       uint64_t raw = 0;
       for (int k = 0; k < 8; ++k) raw = (raw << 8) | in_[pos_ + k];
       pos_ += 8;
-      Value v;
-      v.kind = Kind::floating;
-      std::memcpy(&v.floating, &raw, 8);
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      Record r;
+      r.kind = Kind::floating;
+      std::memcpy(&r.floating, &raw, 8);
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
     case 'F': {  // FLOAT (text)
       AMN_ASSIGN(const std::string_view line, read_line("FLOAT"));
       std::string s(line);
       char* end = nullptr;
-      Value v;
-      v.kind = Kind::floating;
-      v.floating = std::strtod(s.c_str(), &end);
+      Record r;
+      r.kind = Kind::floating;
+      r.floating = std::strtod(s.c_str(), &end);
       if (s.empty() || end != s.c_str() + s.size()) return parse_error("FLOAT text '" + printable(line) + "' is not a number");
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
     case 'X': case 0x8c: case 0x8d: {  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
@@ -439,16 +516,16 @@ Status Vm::step(uint8_t op, bool& stop) {
         }
         line = line.substr(1, line.size() - 2);
       }
-      Value v;
-      v.kind = Kind::string;
-      v.text = std::string(line);
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      AMN_TRY(charge(0, line.size()));  // before the copy
+      Record r;
+      r.kind = Kind::string;
+      r.text = {add_text(line), line.size()};
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
     case ']': case ')': case '}': case 0x8f: {  // EMPTY_LIST, EMPTY_TUPLE, EMPTY_DICT, EMPTY_SET
-      Value v;
-      v.kind = op == ']' ? Kind::list : op == ')' ? Kind::tuple : op == '}' ? Kind::dict : Kind::set;
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      AMN_ASSIGN(const uint32_t id, new_value(empty_container(op == ']' ? Kind::list : op == ')' ? Kind::tuple
+                                                               : op == '}' ? Kind::dict : Kind::set)));
       return push(id);
     }
     case 'l': case 't': case 0x91: {  // LIST, TUPLE, FROZENSET (from the mark)
@@ -465,11 +542,9 @@ Status Vm::step(uint8_t op, bool& stop) {
     case 'd': {  // DICT (from the mark)
       AMN_ASSIGN(const size_t m, pop_mark("DICT"));
       if ((stack_.size() - m) % 2) return parse_error("DICT with an odd number of values");
-      Value v;
-      v.kind = Kind::dict;
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
-      out_.values[id].entries.assign(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
+      AMN_ASSIGN(const uint32_t id, new_value(empty_container(Kind::dict)));
       for (size_t k = m; k < stack_.size(); ++k) AMN_TRY(add_child(id, stack_[k]));
+      link(out_.values[id].node.entries, m);
       units_ -= stack_.size() - m;
       stack_.resize(m);
       return push(id);
@@ -487,10 +562,8 @@ Status Vm::step(uint8_t op, bool& stop) {
       const Kind k = out_.values[target].kind;
       const bool ok = op == 0x90 ? (k == Kind::set || k == Kind::object) : (k == Kind::list || k == Kind::object);
       if (!ok) return parse_error(std::string(op == 0x90 ? "ADDITEMS" : "APPEND") + " to " + kind_name(k));
-      for (size_t i = from; i < stack_.size(); ++i) {
-        AMN_TRY(add_child(target, stack_[i]));
-        out_.values[target].items.push_back(stack_[i]);
-      }
+      for (size_t i = from; i < stack_.size(); ++i) AMN_TRY(add_child(target, stack_[i]));
+      link(out_.values[target].node.items, from);
       units_ -= stack_.size() - from;
       stack_.resize(from);
       return {};
@@ -508,10 +581,8 @@ Status Vm::step(uint8_t op, bool& stop) {
       const uint32_t target = stack_[from - 1];
       const Kind k = out_.values[target].kind;
       if (k != Kind::dict && k != Kind::object) return parse_error("SETITEM on " + std::string(kind_name(k)));
-      for (size_t i = from; i < stack_.size(); ++i) {
-        AMN_TRY(add_child(target, stack_[i]));
-        out_.values[target].entries.push_back(stack_[i]);
-      }
+      for (size_t i = from; i < stack_.size(); ++i) AMN_TRY(add_child(target, stack_[i]));
+      link(out_.values[target].node.entries, from);
       units_ -= stack_.size() - from;
       stack_.resize(from);
       return {};
@@ -528,7 +599,11 @@ Status Vm::step(uint8_t op, bool& stop) {
       if (out_.values[name].kind != Kind::string || out_.values[module].kind != Kind::string) {
         return parse_error("STACK_GLOBAL's module and name are not strings");
       }
-      return global(out_.values[module].text, out_.values[name].text);
+      const auto text_of = [&](uint32_t v) {
+        const Record::Text t = out_.values[v].text;
+        return std::string(out_.text, static_cast<size_t>(t.at), static_cast<size_t>(t.size));
+      };
+      return global(text_of(module), text_of(name));
     }
     case 'R': {  // REDUCE
       AMN_ASSIGN(const uint32_t args, pop("REDUCE"));
@@ -579,7 +654,7 @@ Status Vm::step(uint8_t op, bool& stop) {
                           opt_.base_offset + op_pos_);
       }
       AMN_TRY(add_child(target, state));
-      out_.values[target].state = state;
+      out_.values[target].node.state = state;
       return {};
     }
     case 'p': {  // PUT (text index)
@@ -608,17 +683,18 @@ Status Vm::step(uint8_t op, bool& stop) {
       uint32_t pid;
       if (op == 'P') {
         AMN_ASSIGN(const std::string_view line, read_line("PERSID"));
-        Value s;
+        AMN_TRY(charge(0, line.size()));  // before the copy
+        Record s;
         s.kind = Kind::string;
-        s.text = std::string(line);
-        AMN_ASSIGN(pid, new_value(std::move(s)));
+        s.text = {add_text(line), line.size()};
+        AMN_ASSIGN(pid, new_value(s));
       } else {
         AMN_ASSIGN(pid, pop("BINPERSID"));
       }
-      Value v;
-      v.kind = Kind::persistent_id;
-      v.callee = pid;
-      AMN_ASSIGN(const uint32_t id, new_value(std::move(v)));
+      Record r;
+      r.kind = Kind::persistent_id;
+      r.node.callee = pid;
+      AMN_ASSIGN(const uint32_t id, new_value(r));
       AMN_TRY(add_child(id, pid));
       return push(id);
     }
@@ -642,11 +718,13 @@ Result<Pickle> Vm::run() {
   // first-touching each larger block (a cost that dominates parsing on some VMs). Capped:
   // a hostile stream cannot make this reserve much (values are charged as they come).
   out_.values.reserve(std::min<size_t>(in_.size() / 6 + 16, size_t{1} << 15));
+  out_.slots.reserve(std::min<size_t>(in_.size() / 6 + 16, size_t{1} << 15));
+  out_.text.reserve(std::min<size_t>(in_.size() / 4, size_t{1} << 18));
   for (Kind k : {Kind::none, Kind::boolean, Kind::boolean}) {
-    Value v;
-    v.kind = k;
-    v.boolean = out_.values.size() == kTrueValue;
-    AMN_TRY(new_value(std::move(v)));
+    Record r;
+    r.kind = k;
+    r.flag = out_.values.size() == kTrueValue;
+    AMN_TRY(new_value(r));
   }
   bool stop = false;
   while (!stop) {
@@ -664,6 +742,7 @@ Result<Pickle> Vm::run() {
   }
   out_.end = pos_;
   if (disallowed_) return disallowed_error();
+  finish();
   return std::move(out_);
 }
 
@@ -697,5 +776,41 @@ Result<Pickle> run(std::span<const uint8_t> bytes, const ParseLimits& limits, co
 }
 
 std::string global_name(const GlobalRef& g) { return g.module + "." + g.name; }
+
+Value Pickle::at(uint32_t i) const {
+  const Record& r = values[i];
+  Value v;
+  v.kind = r.kind;
+  v.depth = r.depth;
+  const auto children = [&](Record::Span s) {
+    return s.size == 0 ? std::span<const uint32_t>() : std::span<const uint32_t>(slots.data() + s.at, s.size);
+  };
+  switch (r.kind) {
+    case Kind::none: break;
+    case Kind::boolean: v.boolean = r.flag != 0; break;
+    case Kind::integer: v.integer = r.integer; break;
+    case Kind::floating: v.floating = r.floating; break;
+    case Kind::big_integer:
+      if (r.flag) v.name = "decimal";
+      [[fallthrough]];
+    case Kind::string: case Kind::bytes:
+      v.text = std::string_view(text).substr(static_cast<size_t>(r.text.at), static_cast<size_t>(r.text.size));
+      break;
+    case Kind::global:
+      v.text = globals[r.global].module;
+      v.name = globals[r.global].name;
+      break;
+    case Kind::persistent_id: v.callee = r.node.callee; break;
+    case Kind::tuple: case Kind::list: case Kind::dict: case Kind::set: case Kind::frozenset: case Kind::object:
+      v.items = children(r.node.items);
+      v.entries = children(r.node.entries);
+      v.callee = r.node.callee;
+      v.args = r.node.args;
+      v.kwargs = r.node.kwargs;
+      v.state = r.node.state;
+      break;
+  }
+  return v;
+}
 
 }  // namespace amn::pickle

@@ -30,23 +30,54 @@ enum class Kind : uint8_t {
   persistent_id,   // BINPERSID / PERSID: `callee` holds the pid value
 };
 
+// One value as the caller reads it: a view into the Pickle that made it (valid while
+// that Pickle lives), built by Pickle::at from the compact record below.
 struct Value {
   Kind kind = Kind::none;
   bool boolean = false;
   int64_t integer = 0;
   double floating = 0;
   // string / bytes: the payload (UTF-8 for strings, as stored); big_integer: the
-  // little-endian two's-complement bytes; global: the module.
-  std::string text;
-  std::string name;                 // global: the qualified name
-  std::vector<uint32_t> items;      // tuple / list / set / frozenset; object: APPENDed items
-  std::vector<uint32_t> entries;    // dict; object: SETITEMed (key, value) pairs, flattened
-  uint32_t callee = kNoValue;       // object: the global; persistent_id: the pid
-  uint32_t args = kNoValue;         // object: the argument tuple
-  uint32_t kwargs = kNoValue;       // object (NEWOBJ_EX): keyword arguments
-  uint32_t state = kNoValue;        // object: the last BUILD state
-  uint32_t depth = 0;               // containers below this one (0: a scalar)
+  // little-endian two's-complement bytes (or, when name is "decimal", protocol 0's
+  // decimal text); global: the module.
+  std::string_view text;
+  std::string_view name;                // global: the qualified name
+  std::span<const uint32_t> items;      // tuple / list / set / frozenset; object: APPENDed items
+  std::span<const uint32_t> entries;    // dict; object: SETITEMed (key, value) pairs, flattened
+  uint32_t callee = kNoValue;           // object: the global; persistent_id: the pid
+  uint32_t args = kNoValue;             // object: the argument tuple
+  uint32_t kwargs = kNoValue;           // object (NEWOBJ_EX): keyword arguments
+  uint32_t state = kNoValue;            // object: the last BUILD state
+  uint32_t depth = 0;                   // containers below this one (0: a scalar)
 };
+
+// How a value is stored: 40 bytes, its strings and child lists out of line (in
+// Pickle::text and Pickle::slots), because a checkpoint makes thousands of them and
+// first-touching their pages was most of the time a parse took.
+struct Record {
+  Kind kind = Kind::none;
+  uint8_t flag = 0;     // boolean: its value; big_integer: 1 when kept as decimal text
+  uint32_t depth = 0;   // containers below this one (0: a scalar)
+  struct Span {
+    uint32_t at, size;  // in Pickle::slots
+  };
+  struct Node {
+    Span items, entries;
+    uint32_t callee, args, kwargs, state;
+  };
+  struct Text {
+    uint64_t at, size;  // in Pickle::text
+  };
+  union {
+    int64_t integer;
+    double floating;
+    Text text;          // string, bytes, big_integer
+    uint32_t global;    // global: index in Pickle::globals
+    Node node;          // containers, object, persistent_id (node.callee)
+  };
+  Record() : node{{0, 0}, {0, 0}, kNoValue, kNoValue, kNoValue, kNoValue} {}
+};
+static_assert(sizeof(Record) <= 40, "a value record should stay small: thousands are made per checkpoint");
 
 // A global the pickle names, with the allowlist's verdict.
 struct GlobalRef {
@@ -58,13 +89,16 @@ struct GlobalRef {
 };
 
 struct Pickle {
-  std::vector<Value> values;  // arena; values refer to each other by index (shared, as memo GETs are)
+  std::vector<Record> values;   // arena; values refer to each other by index (shared, as memo GETs are)
+  std::string text;             // every string, bytes and big integer payload, back to back
+  std::vector<uint32_t> slots;  // every container's children, each container's contiguous
   uint32_t root = kNoValue;
   uint32_t protocol = 0;
   uint64_t end = 0;           // bytes consumed, STOP included
   std::vector<GlobalRef> globals;  // in order of first appearance
 
-  const Value& at(uint32_t i) const { return values[i]; }
+  Value at(uint32_t i) const;  // i < values.size()
+  size_t size() const { return values.size(); }
 };
 
 using AllowFn = bool (*)(std::string_view module, std::string_view name);

@@ -211,15 +211,15 @@ Result<Model> parse_legacy(FileSet& files, uint32_t file, const ParseLimits& lim
     for (uint32_t item : keys.items) {
       const auto& key = parts[4].at(item);
       if (key.kind != pickle::Kind::string) return parse_error("a storage key is not a string", at);
-      auto it = storages.find(key.text);
-      if (it == storages.end()) return parse_error("storage '" + key.text + "' is listed but no persistent id names it", at);
+      auto it = storages.find(std::string(key.text));
+      if (it == storages.end()) return parse_error("storage '" + std::string(key.text) + "' is listed but no persistent id names it", at);
       const auto bytes = checked_mul(it->second.numel, it->second.type->itemsize);
       const auto data = checked_add(pos, 8);
       const auto next = bytes && data ? checked_add(*data, *bytes) : std::nullopt;
       if (!next || *next > size) {
-        return parse_error("storage '" + key.text + "' (" + num(it->second.numel) + " elements) runs past the end of the file", pos);
+        return parse_error("storage '" + std::string(key.text) + "' (" + num(it->second.numel) + " elements) runs past the end of the file", pos);
       }
-      if (!places.emplace(key.text, StoragePlace{*data, *bytes}).second) return parse_error("storage '" + key.text + "' is listed twice", at);
+      if (!places.emplace(std::string(key.text), StoragePlace{*data, *bytes}).second) return parse_error("storage '" + std::string(key.text) + "' is listed twice", at);
       headers.emplace_back(pos, it->second.numel);
       pos = *next;
     }

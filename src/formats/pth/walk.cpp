@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <span>
 
 #include <simdjson.h>
 
@@ -27,17 +29,19 @@ std::string num(uint64_t v) { return std::to_string(v); }
 Error parse_error(const std::string& what) { return make_error(ErrorCode::parse, "pth: " + what); }
 
 // The global an object was made from, or nullptr.
-const Value* callee_of(const Pickle& p, const Value& obj) {
-  return obj.kind == Kind::object && obj.callee != kNoValue ? &p.at(obj.callee) : nullptr;
+std::optional<Value> callee_of(const Pickle& p, const Value& obj) {
+  if (obj.kind == Kind::object && obj.callee != kNoValue) return p.at(obj.callee);
+  return std::nullopt;
 }
 
 bool callee_is(const Pickle& p, const Value& obj, std::string_view module, std::string_view name) {
-  const Value* g = callee_of(p, obj);
+  const auto g = callee_of(p, obj);
   return g && g->text == module && g->name == name;
 }
 
-const std::vector<uint32_t>* args_of(const Pickle& p, const Value& obj) {
-  return obj.args == kNoValue ? nullptr : &p.at(obj.args).items;
+std::optional<std::span<const uint32_t>> args_of(const Pickle& p, const Value& obj) {
+  if (obj.args == kNoValue) return std::nullopt;
+  return p.at(obj.args).items;
 }
 
 void append_text(std::string& out, std::string_view s) {
@@ -71,7 +75,7 @@ void append_double(std::string& out, double v) {
 }
 
 // Little-endian two's complement -> decimal, for ints wider than 64 bits (short ones only).
-std::string big_decimal(const std::string& le) {
+std::string big_decimal(std::string_view le) {
   if (le.size() > 64) return "<int of " + num(le.size()) + " bytes>";
   std::vector<uint8_t> mag(le.begin(), le.end());
   const bool neg = !mag.empty() && (mag.back() & 0x80);
@@ -115,7 +119,7 @@ void render(const Pickle& p, uint32_t id, std::string& out, int depth, uint64_t&
     out += "\"...\"";
     return;
   }
-  auto seq = [&](const std::vector<uint32_t>& items, size_t step) {
+  auto seq = [&](std::span<const uint32_t> items, size_t step) {
     out += '[';
     for (size_t i = 0; i < items.size(); i += step) {
       if (i) out += ',';
@@ -132,7 +136,7 @@ void render(const Pickle& p, uint32_t id, std::string& out, int depth, uint64_t&
     case Kind::boolean: out += v.boolean ? "true" : "false"; return;
     case Kind::integer: out += std::to_string(v.integer); return;
     // Quoted: JSON readers (simdjson, JavaScript) cannot hold integers beyond 64 bits.
-    case Kind::big_integer: append_text(out, v.name == "decimal" ? v.text : big_decimal(v.text)); return;
+    case Kind::big_integer: append_text(out, v.name == "decimal" ? std::string(v.text) : big_decimal(v.text)); return;
     case Kind::floating: append_double(out, v.floating); return;
     case Kind::string: append_text(out, v.text); return;
     case Kind::bytes: out += "{\"bytes\":" + num(v.text.size()) + "}"; return;
@@ -158,11 +162,11 @@ void render(const Pickle& p, uint32_t id, std::string& out, int depth, uint64_t&
       out += '}';
       return;
     }
-    case Kind::global: append_text(out, v.text + "." + v.name); return;
+    case Kind::global: append_text(out, std::string(v.text) + "." + std::string(v.name)); return;
     case Kind::persistent_id: out += "\"<storage>\""; return;
     case Kind::object: {
-      const Value* g = callee_of(p, v);
-      const auto* args = args_of(p, v);
+      const auto g = callee_of(p, v);
+      const auto args = args_of(p, v);
       // protocol 2 writes bytes as _codecs.encode(text, 'latin1')
       if (g && g->text == "_codecs" && g->name == "encode" && args && !args->empty()) {
         // One byte per latin-1 character: count the UTF-8 text's code points.
@@ -176,9 +180,9 @@ void render(const Pickle& p, uint32_t id, std::string& out, int depth, uint64_t&
         return;
       }
       // Other allowlisted objects (torch.device('cpu'), ...) as their constructor call.
-      std::string text = g ? g->text + "." + g->name + "(" : "object(";
+      std::string text = g ? std::string(g->text) + "." + std::string(g->name) + "(" : "object(";
       if (args && args->size() == 1 && p.at((*args)[0]).kind == Kind::string) {
-        text += "'" + p.at((*args)[0]).text.substr(0, kJsonString) + "'";
+        text += "'" + std::string(p.at((*args)[0]).text.substr(0, kJsonString)) + "'";
       } else if (args && !args->empty()) {
         text += "...";
       }
@@ -262,9 +266,10 @@ class Walker {
 };
 
 Result<std::vector<uint64_t>> Walker::dims(uint32_t v, const std::string& what, const std::string& path) {
-  const Value* x = &p_.at(v);
+  Value held = p_.at(v);
+  const Value* x = &held;
   if (x->kind == Kind::object && callee_is(p_, *x, "torch", "Size") && args_of(p_, *x) && args_of(p_, *x)->size() == 1) {
-    x = &p_.at((*args_of(p_, *x))[0]);
+    held = p_.at((*args_of(p_, *x))[0]);
   }
   if (x->kind != Kind::tuple && x->kind != Kind::list) return parse_error("tensor '" + path + "': " + what + " is not a tuple");
   if (x->items.size() > kHardMaxDims) {
@@ -281,8 +286,8 @@ Result<std::vector<uint64_t>> Walker::dims(uint32_t v, const std::string& what, 
 
 // _rebuild_tensor_v2(storage, offset, size, stride, ...) and the wrappers around it.
 Status Walker::tensor(const Value& obj, const std::string& path, uint32_t hops) {
-  const Value* g = callee_of(p_, obj);
-  const auto* args = args_of(p_, obj);
+  const auto g = callee_of(p_, obj);
+  const auto args = args_of(p_, obj);
   if (!g || !args) return parse_error("'" + path + "': an object without a callee or arguments");
   if (hops > 4) return parse_error("tensor '" + path + "': rebuild functions wrap each other too deeply");
   if (g->text == "torch._utils" && (g->name == "_rebuild_parameter" || g->name == "_rebuild_parameter_with_state")) {
@@ -305,8 +310,8 @@ Status Walker::tensor(const Value& obj, const std::string& path, uint32_t hops) 
   }
   const bool v2 = g->text == "torch._utils" && g->name == "_rebuild_tensor_v2";
   const bool v1 = g->text == "torch._utils" && g->name == "_rebuild_tensor";
-  if (!v1 && !v2) return parse_error("'" + path + "': " + g->text + "." + g->name + " does not build a tensor");
-  if (args->size() < 4) return parse_error("tensor '" + path + "': " + g->name + " with " + num(args->size()) + " arguments");
+  if (!v1 && !v2) return parse_error("'" + path + "': " + std::string(g->text) + "." + std::string(g->name) + " does not build a tensor");
+  if (args->size() < 4) return parse_error("tensor '" + path + "': " + std::string(g->name) + " with " + num(args->size()) + " arguments");
   FoundTensor t;
   t.name = path;
   AMN_ASSIGN(t.storage, storage((*args)[0], path));
@@ -332,7 +337,7 @@ bool Walker::structural(uint32_t v) const {
   const Value& x = p_.at(v);
   if (x.kind == Kind::dict || x.kind == Kind::list || x.kind == Kind::tuple) return true;
   if (x.kind != Kind::object) return false;
-  const Value* g = callee_of(p_, x);
+  const auto g = callee_of(p_, x);
   return g && (g->text == "torch._utils" || g->text == "torch._tensor" || (g->text == "collections" && g->name == "OrderedDict"));
 }
 
@@ -393,7 +398,7 @@ Status Walker::walk(uint32_t v, const std::string& path, uint32_t depth) {
     return {};
   }
   if (x.kind == Kind::object) {
-    const Value* g = callee_of(p_, x);
+    const auto g = callee_of(p_, x);
     if (g && (g->text == "torch._utils" || g->text == "torch._tensor")) return tensor(x, path, 0);
   }
   leaf(v, path);
