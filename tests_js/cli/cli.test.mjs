@@ -3,11 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync, copyFileSync, statSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, existsSync, readdirSync, copyFileSync, statSync, rmSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../support/helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
@@ -24,7 +24,7 @@ function nodeAmn(args) {
   const r = spawnSync(process.execPath, [NODE_AMN, ...args], { encoding: 'utf8' });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
-const tmp = () => mkdtempSync(join(tmpdir(), 'amn-cli-'));
+const tmp = () => scratchDir('amn-cli-');  // removed when this file's process exits
 
 // Tensor bytes of a safetensors file, by name (an independent reader: plain JSON.parse).
 function tensorsOf(path) {
