@@ -278,10 +278,35 @@ alignas(16) inline constexpr auto kAllCodes = [] {
 }();
 
 // Outputs of n codes from the table of their 256 outputs (kBytes each, in code order).
+// Eight codes per iteration, each read at a fixed offset: LLVM's unrolling of the plain
+// loop tests the bound after every element (9 x86 instructions per element from V8).
+// With 16-bit outputs stored in pairs, FP8 and int8 ran 1.2-1.3x faster in Node (four to
+// a 64-bit store was slower).
 template <size_t kBytes>
 HWY_INLINE void LookupTable256(const uint8_t* HWY_RESTRICT table, const uint8_t* HWY_RESTRICT codes, size_t n,
                                uint8_t* HWY_RESTRICT out) {
-  for (size_t i = 0; i < n; ++i) std::memcpy(out + i * kBytes, table + codes[i] * kBytes, kBytes);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint8_t* HWY_RESTRICT c = codes + i;
+    uint8_t* HWY_RESTRICT o = out + i * kBytes;
+    if constexpr (kBytes == 2) {
+      // 16-bit outputs in pairs: one 32-bit store for two (faster in V8 than two).
+      const auto at = [&](size_t j) {
+        uint16_t v;
+        std::memcpy(&v, table + c[j] * 2, 2);
+        return uint32_t{v};
+      };
+#pragma clang loop unroll(full)
+      for (size_t j = 0; j < 8; j += 2) {
+        const uint32_t two = at(j) | at(j + 1) << 16;
+        std::memcpy(o + j * 2, &two, 4);
+      }
+    } else {
+#pragma clang loop unroll(full)
+      for (size_t j = 0; j < 8; ++j) std::memcpy(o + j * kBytes, table + c[j] * kBytes, kBytes);
+    }
+  }
+  for (; i < n; ++i) std::memcpy(out + i * kBytes, table + codes[i] * kBytes, kBytes);
 }
 #else
 inline constexpr bool kScaledRunTables = false;
