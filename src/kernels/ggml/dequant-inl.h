@@ -144,37 +144,32 @@ HWY_INLINE void Widen16(V16 v, int32_t offset, const Emit& emit) {
   }
 }
 
-// 16 i8 values (-128..127, in a u8 vector) -> 16 / kN vectors of exact f32, passed to
-// emit(k, v) for elements k * kN ... (as Widen16; the IQ2/IQ3 signed magnitudes).
+// 16 i8 values (-128..127, in a u8 vector) -> four vectors of exact f32, passed to
+// emit(k, v) for elements 4k ... 4k + 3 (as Widen16; the IQ2/IQ3 signed magnitudes).
+// Only 128-bit targets sign the bytes (StoreSigned), so only the 4-lane case exists;
+// N is a template parameter so wide targets never instantiate it.
 template <size_t N = kN, class Emit>
 HWY_INLINE void Widen16Signed(V16 v, const Emit& emit) {
+  static_assert(N == 4, "Widen16Signed is used by 128-bit targets only");
 #if HWY_TARGET == HWY_WASM
   // LLVM folds the sign extensions into the conversion (sitofp from i8), which WASM SIMD
   // lacks, and scalarizes it: convert q + 128 (the sign bit flipped) as ToFloat does.
   Widen16<N>(hn::Xor(v, Set16(0x80)), 128, emit);
 #else
+  // i8 -> i16 -> i32: six sign extensions for the four vectors.
   const hn::Repartition<int8_t, D16> ds8;
   const hn::Simd<int32_t, N, 0> di;  // DI
   const DF df;
   const auto s = hn::BitCast(ds8, v);
-  if constexpr (N == 16) {
-    emit(0, hn::ConvertTo(df, hn::PromoteTo(di, s)));
-  } else if constexpr (N == 8) {
-    const hn::Half<decltype(ds8)> d8;
-    emit(0, hn::ConvertTo(df, hn::PromoteTo(di, hn::LowerHalf(d8, s))));
-    emit(1, hn::ConvertTo(df, hn::PromoteTo(di, hn::UpperHalf(d8, s))));
-  } else {
-    // i8 -> i16 -> i32: six sign extensions for the four vectors (one each on WASM).
-    const hn::Half<decltype(ds8)> d8;
-    const hn::Rebind<int16_t, decltype(d8)> d16;  // 8 i16
-    const hn::Half<decltype(d16)> d4;
-    const auto lo = hn::PromoteTo(d16, hn::LowerHalf(d8, s));
-    const auto hi = hn::PromoteTo(d16, hn::UpperHalf(d8, s));
-    emit(0, hn::ConvertTo(df, hn::PromoteTo(di, hn::LowerHalf(d4, lo))));
-    emit(1, hn::ConvertTo(df, hn::PromoteTo(di, hn::UpperHalf(d4, lo))));
-    emit(2, hn::ConvertTo(df, hn::PromoteTo(di, hn::LowerHalf(d4, hi))));
-    emit(3, hn::ConvertTo(df, hn::PromoteTo(di, hn::UpperHalf(d4, hi))));
-  }
+  const hn::Half<decltype(ds8)> d8;
+  const hn::Rebind<int16_t, decltype(d8)> d16;  // 8 i16
+  const hn::Half<decltype(d16)> d4;
+  const auto lo = hn::PromoteTo(d16, hn::LowerHalf(d8, s));
+  const auto hi = hn::PromoteTo(d16, hn::UpperHalf(d8, s));
+  emit(0, hn::ConvertTo(df, hn::PromoteTo(di, hn::LowerHalf(d4, lo))));
+  emit(1, hn::ConvertTo(df, hn::PromoteTo(di, hn::UpperHalf(d4, lo))));
+  emit(2, hn::ConvertTo(df, hn::PromoteTo(di, hn::LowerHalf(d4, hi))));
+  emit(3, hn::ConvertTo(df, hn::PromoteTo(di, hn::UpperHalf(d4, hi))));
 #endif
 }
 

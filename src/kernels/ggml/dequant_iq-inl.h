@@ -93,15 +93,17 @@ HWY_INLINE void StoreSignedFlip(V16 magnitudes, uint32_t signs, VF db, float* HW
 // so no signed zero differs) except when db is NaN, whose sign the reference flips:
 // such groups take the per-lane flip (random input only; ggml's quantizers never write
 // them).
+// A template so that the discarded 128-bit branch is not instantiated on wide targets.
+template <size_t N = kN>
 HWY_INLINE void StoreSigned(V16 magnitudes, uint32_t signs, float db, float* HWY_RESTRICT out) {
   const VF vdb = hn::Set(DF(), db);
-  if constexpr (kN > 4) {
+  if constexpr (N > 4) {
     StoreSignedFlip(magnitudes, signs, vdb, out);
   } else {
     if (HWY_UNLIKELY(db != db)) return StoreSignedFlip(magnitudes, signs, vdb, out);
     const V16 negative = BitBytes(signs);
     const V16 q = hn::Sub(hn::Xor(magnitudes, negative), negative);
-    Widen16Signed(q, [&](size_t k, VF x) { Store(hn::Mul(vdb, x), out + k * kN); });
+    Widen16Signed<N>(q, [&](size_t k, VF x) { Store(hn::Mul(vdb, x), out + k * kN); });
   }
 }
 
