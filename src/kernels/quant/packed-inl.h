@@ -152,17 +152,26 @@ HWY_NOINLINE void AffineRunsT(const lut::AffineArgs& a) {
   for (size_t group = 0; k < a.n; ++group) {
     const auto s = hn::Set(df, a.g.scale[group]);
     const auto add = hn::Set(df, kBias ? a.g.bias[group] : a.g.offset[group]);
-    // (per-channel scales on WASM: a table of the 256 outputs, quant-inl.h ScaledRuns)
-    ScaledRuns<kOut>(du, a.codes + k, 1, run, 0, a.dst + k * kOut, [&](const uint8_t* c, uint8_t* o) {
-      const auto q = CodesToF32(du, hn::Xor(LoadBytesToU32(du, c), x));
+    // The target's bits of codes q (exact f32), the reference's operations in order.
+    const auto compute = [&](hn::VFromD<decltype(df)> q) {
       hn::VFromD<decltype(df)> v;
       if constexpr (kBias) {
         v = hn::Add(hn::BitCast(df, RoundTrip<kCanonical>(du, hn::BitCast(du, hn::Mul(q, s)))), add);
       } else {
         v = hn::Mul(hn::Sub(q, add), s);
       }
-      StoreOut<kTo>(du, RoundedTo<kCanonical, kTo>(du, hn::BitCast(du, v)), o);
-    });
+      return RoundedTo<kCanonical, kTo>(du, hn::BitCast(du, v));
+    };
+    size_t done = 0;
+#if HWY_TARGET == HWY_WASM
+    // Groups too short for ScaledRuns' table: 16 codes per step (quant-inl.h Codes16).
+    if (run < kTable256MinCodes) done = Codes16<kTo>(a.codes + k, a.code_xor, run, a.dst + k * kOut, compute);
+#endif
+    // (per-channel scales on WASM: a table of the 256 outputs, quant-inl.h ScaledRuns)
+    ScaledRuns<kOut>(du, a.codes + k + done, 1, run - done, 0, a.dst + (k + done) * kOut,
+                     [&](const uint8_t* c, uint8_t* o) {
+                       StoreOut<kTo>(du, compute(CodesToF32(du, hn::Xor(LoadBytesToU32(du, c), x))), o);
+                     });
     k += run;
     run = a.n - k < a.group_size ? a.n - k : a.group_size;
   }

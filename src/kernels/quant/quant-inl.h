@@ -312,6 +312,53 @@ HWY_INLINE void LookupTable256(const uint8_t* HWY_RESTRICT table, const uint8_t*
 inline constexpr bool kScaledRunTables = false;
 #endif  // HWY_TARGET == HWY_WASM
 
+#if HWY_TARGET == HWY_WASM
+// The whole 16-code steps of n one-byte codes (XOR-ed with code_xor) on WASM: the f32 of
+// each code built by interleaving, as ggml's Widen16 does (the bytes with zero bytes,
+// then with 0x4B00: 2^23 + code), `compute(q)` per four lanes (q: the codes as exact
+// f32, returning the target's bits), and 16-bit outputs narrowed two vectors at a time
+// into full 16-byte stores. Returns the codes done (n rounded down to 16); the rest is
+// the caller's. Fewer instructions than 4 lanes per call (a 4-byte load, two
+// extensions, and an 8-byte extract-and-store per vector): GPTQ 8-bit 1.5x, MLX 8-bit
+// 1.3x in Node.
+template <DType kTo, class Compute>
+HWY_INLINE size_t Codes16(const uint8_t* HWY_RESTRICT codes, uint8_t code_xor, size_t n, uint8_t* HWY_RESTRICT out,
+                          const Compute& compute) {
+  const D8 d8;
+  const D16 d16;
+  const DF4 df;
+  const auto x = hn::Set(d8, code_xor);
+  const auto zero = hn::Zero(d8);
+  const auto exponent = hn::Set(d16, uint16_t{0x4B00});
+  const auto two23 = hn::Set(df, 8388608.0f);
+  constexpr size_t kOut = OutBytes(kTo);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const V8 c = hn::Xor(hn::LoadU(d8, codes + i), x);
+    const auto lo = hn::BitCast(d16, hn::InterleaveLower(d8, c, zero));
+    const auto hi = hn::BitCast(d16, hn::InterleaveUpper(d8, c, zero));
+    const auto q = [&](hn::VFromD<D16> words) { return hn::Sub(hn::BitCast(df, words), two23); };
+    const V32 r0 = compute(q(hn::InterleaveLower(d16, lo, exponent)));
+    const V32 r1 = compute(q(hn::InterleaveUpper(d16, lo, exponent)));
+    const V32 r2 = compute(q(hn::InterleaveLower(d16, hi, exponent)));
+    const V32 r3 = compute(q(hn::InterleaveUpper(d16, hi, exponent)));
+    uint8_t* o = out + i * kOut;
+    if constexpr (kOut == 4) {
+      cast::StoreBytes(D32(), r0, o);
+      cast::StoreBytes(D32(), r1, o + 16);
+      cast::StoreBytes(D32(), r2, o + 32);
+      cast::StoreBytes(D32(), r3, o + 48);
+    } else {
+      // The bits are below 0x10000, so the saturating narrow keeps them.
+      wasm_v128_store(o, wasm_u16x8_narrow_i32x4(r0.raw, r1.raw));
+      wasm_v128_store(o + 16, wasm_u16x8_narrow_i32x4(r2.raw, r3.raw));
+    }
+  }
+  return i;
+}
+
+#endif  // HWY_TARGET == HWY_WASM
+
 // `rows` runs of n elements sharing one scale, `stride` elements apart (in and out), with
 // 1-byte codes: Run with `vector` (Run's lambda), or on WASM through the table of
 // `vector`'s outputs when the runs are long enough to pay for it.
