@@ -4,13 +4,15 @@
 // implementation this binary can run (amn::available_impls + force_impl; "scalar" is
 // the reference). Random tensors with odd shapes, group sizes and row ranges, every bit
 // width, scale and output dtype; scales are finite (zeros, subnormals and values whose
-// products overflow F16 included: NaN bits from float arithmetic are not portable). The
+// products overflow F16 included: NaN bits from float arithmetic are not portable), except
+// in the last test, which compares one machine's implementations only. The
 // producers' fixtures run through every implementation in test_quant_{gptq,awq,ct,mlx}.cpp.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -248,6 +250,50 @@ TEST_CASE("quant int SIMD: MLX, every implementation", "[quant][quant-int-simd]"
                     << amn::dtype_name(sd));
         check_rows(q::dequantize_mlx_rows, p, t, s.out, s.in, rng);
       }
+    }
+  }
+}
+
+TEST_CASE("quant int SIMD: 5-8-bit groups with non-finite scales or biases", "[quant][quant-int-simd]") {
+  // WASM computes a call's groups with NaN-free rounding only when every scale and bias
+  // (offset) is finite (packed-inl.h AffineRunsT); one infinite or NaN entry sends the
+  // call to the full rounding (short groups) or the 256-entry table (per channel). The
+  // NaNs come from the same arithmetic (0 * Inf, Inf - Inf) on every implementation of
+  // one machine, so the comparison with the reference holds here.
+  RestoreImpl restore;
+  std::mt19937 rng(35);
+  const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  const auto spoil = [&](std::vector<uint8_t>& v, DType t, size_t count) {
+    const size_t at = rng() % count;
+    const float f = specials[rng() % 3];
+    if (t == DType::F32) {
+      std::memcpy(&v[at * 4], &f, 4);
+    } else {
+      const uint16_t h = t == DType::F16 ? amn::scalar::f32_to_f16(f) : amn::scalar::f32_to_bf16(f);
+      std::memcpy(&v[at * 2], &h, 2);
+    }
+  };
+  for (DType sd : kFloats) {
+    for (uint64_t group : {64u, 4160u}) {
+      q::MlxParams p;
+      p.bits = 8, p.group_size = group, p.out_features = 4, p.in_features = 4160, p.scale_dtype = sd;
+      const size_t groups = size_t(4 * 4160 / group);
+      const auto weight = random_bytes(4 * 4160, rng);
+      auto scales = random_scales(groups, sd, rng), biases = random_scales(groups, sd, rng);
+      spoil(rng() % 2 ? scales : biases, sd, groups);
+      INFO("MLX 8-bit, group " << group << ", " << amn::dtype_name(sd));
+      check_rows(q::dequantize_mlx_rows, p, q::MlxTensors{weight, scales, biases}, 4, 4160, rng);
+    }
+    for (uint64_t scale_cols : {1u, 65u}) {
+      q::CtIntParams p;
+      p.bits = 8, p.packed = false, p.out_features = 4, p.in_features = 4160, p.scale_rows = 4;
+      p.scale_cols = scale_cols, p.scale_dtype = sd;
+      const auto weight = random_bytes(4 * 4160, rng);
+      auto scale = random_scales(size_t(4 * scale_cols), sd, rng);
+      spoil(scale, sd, size_t(4 * scale_cols));
+      INFO("compressed-tensors naive int8, groups " << scale_cols << ", " << amn::dtype_name(sd));
+      check_rows(q::dequantize_ct_int_rows, p, q::CtIntTensors{weight, scale, {}, {}}, 4, 4160, rng);
     }
   }
 }

@@ -69,10 +69,14 @@ HWY_INLINE auto GreaterSmall(DU32 du32, V a, uint32_t b) {
 }
 
 // F32 bits -> BF16 bits in the low half of each u32 lane (round_bf16 in the reference).
-template <class DU32, class V = hn::VFromD<DU32>>
+// kMayBeNaN false: the caller knows no lane is NaN, and the NaN select is left out.
+// Infinities stay infinite and finite values that round past the largest BF16 become
+// infinite, as in the reference; no sum wraps (at most 0xFF800000 + 0x8000).
+template <bool kMayBeNaN = true, class DU32, class V = hn::VFromD<DU32>>
 HWY_INLINE V F32ToBF16Bits(DU32 du32, V u, uint32_t nan_bits) {
   const V lowest_kept = hn::And(hn::ShiftRight<16>(u), hn::Set(du32, 1));
   const V rounded = hn::ShiftRight<16>(hn::Add(u, hn::Add(lowest_kept, hn::Set(du32, 0x7FFF))));
+  if constexpr (!kMayBeNaN) return rounded;
   const auto is_nan = GreaterSmall(du32, hn::And(u, hn::Set(du32, 0x7FFFFFFFu)), 0x7F800000u);
   return hn::IfThenElse(is_nan, hn::Set(du32, nan_bits), rounded);
 }
@@ -81,7 +85,8 @@ HWY_INLINE V F32ToBF16Bits(DU32 du32, V u, uint32_t nan_bits) {
 // operation for operation (-ffp-contract=off keeps Mul and Add unfused). The clamp of
 // the exponent is done on (w & 0x7F800000), which is the reference's `bias >> 1`, so it
 // stays below 2^31 and a signed Max works on every target.
-template <class DU32, class V = hn::VFromD<DU32>>
+// kMayBeNaN false: as F32ToBF16Bits.
+template <bool kMayBeNaN = true, class DU32, class V = hn::VFromD<DU32>>
 HWY_INLINE V F32ToF16Bits(DU32 du32, V w) {
   const hn::Rebind<float, DU32> df32;
   const hn::RebindToSigned<DU32> di32;
@@ -96,8 +101,9 @@ HWY_INLINE V F32ToF16Bits(DU32 du32, V w) {
   const V exp_bits = hn::And(hn::ShiftRight<13>(bits), hn::Set(du32, 0x7C00u));
   const V mantissa_bits = hn::And(bits, hn::Set(du32, 0x0FFFu));
   const V nonsign = hn::Add(exp_bits, mantissa_bits);
-  const auto is_nan = GreaterSmall(du32, nonsign_w, 0x7F800000u);
   const V sign = hn::ShiftRight<16>(hn::And(w, hn::Set(du32, 0x80000000u)));
+  if constexpr (!kMayBeNaN) return hn::Or(sign, nonsign);
+  const auto is_nan = GreaterSmall(du32, nonsign_w, 0x7F800000u);
   return hn::Or(sign, hn::IfThenElse(is_nan, hn::Set(du32, 0x7E00u), nonsign));
 }
 

@@ -7,8 +7,9 @@
 //    same table one element at a time.
 //  - int8: (q * SCB[row]) * (1 / 127) in f32 lanes, then PyTorch's casts. q converts
 //    exactly through 2^23 + (q + 128), with no int -> float instruction (WASM lacks the
-//    narrow one LLVM would pick). On WASM, rows long enough are looked up in a table of
-//    their 256 outputs (quant-inl.h ScaledRuns).
+//    narrow one LLVM would pick). On WASM, rows with a finite SCB go 16 codes per step
+//    with NaN-free rounding (quant-inl.h Codes16Runs); others, long enough, are looked up
+//    in a table of their 256 outputs (ScaledRuns).
 
 // Per-target include guard (toggled by foreach_target.h).
 #if defined(AMN_KERNELS_QUANT_BNB_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -18,6 +19,7 @@
 #define AMN_KERNELS_QUANT_BNB_INL_H_
 #endif
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -69,6 +71,28 @@ HWY_NOINLINE void Int8Rows(uint64_t cols, const uint8_t* HWY_RESTRICT weight, co
   // torch: A * stats.view(-1, 1) * 7.874015718698502e-3, the scalar taken as float.
   const auto inv127 = hn::Set(df, static_cast<float>(7.874015718698502e-3));
   const auto bias = hn::Set(df, 8388608.0f + 128.0f);
+#if HWY_TARGET == HWY_WASM
+  // Rows with a finite SCB: 16 codes per step with NaN-free rounding (no product of a
+  // finite scale and a code is NaN), a table beside on long rows (quant-inl.h Codes16Runs).
+  bool finite = true;
+  for (uint64_t r = row_begin; r < row_end && finite; ++r) {
+    float scale;
+    std::memcpy(&scale, scb + 4 * r, 4);
+    finite = std::isfinite(scale);
+  }
+  if (finite) {
+    const size_t n = static_cast<size_t>((row_end - row_begin) * cols);
+    return Codes16Runs<kTo>(weight, 0x80, n, cols, cols, out, [&](size_t g) {
+      float scale;
+      std::memcpy(&scale, scb + 4 * (row_begin + g), 4);
+      const auto s = hn::Set(df, scale);
+      return [s, inv127, bias](hn::VFromD<decltype(df)> w) {
+        const decltype(du) du;
+        return F32BitsTo<kTo, false>(du, hn::BitCast(du, hn::Mul(hn::Mul(hn::Sub(w, bias), s), inv127)));
+      };
+    });
+  }
+#endif
   for (uint64_t r = row_begin; r < row_end; ++r) {
     float scale;
     std::memcpy(&scale, scb + 4 * r, 4);

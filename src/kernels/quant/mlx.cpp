@@ -80,13 +80,13 @@ bool dequantize_rows_affine(const MlxParams& p, const MlxTensors& t, uint64_t ro
   uint8_t codes[lut::kWindowCodes];
   for (uint64_t o = row_begin; o < row_end; ++o) {
     const uint8_t* row = t.weight.data() + o * row_bytes;
-    for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
-      const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
+    // 8-bit codes are the bytes themselves: whole groups of kWindowCodes at a time.
+    const uint64_t window = p.bits == 8 ? lut::kWindowCodes * gs : lut::kWindowCodes;
+    for (uint64_t e = 0; e < in; e += window) {
+      const size_t n = size_t(std::min<uint64_t>(window, in - e));
       const uint64_t g0 = e / gs, g1 = (e + n - 1) / gs + 1;
-      for (uint64_t g = g0; g < g1; ++g) {
-        scale[g - g0] = load_quant_float(p.scale_dtype, t.scales.data(), o * groups + g);
-        bias[g - g0] = load_quant_float(p.scale_dtype, t.biases.data(), o * groups + g);
-      }
+      load_quant_floats(p.scale_dtype, t.scales.data(), o * groups + g0, size_t(g1 - g0), scale);
+      load_quant_floats(p.scale_dtype, t.biases.data(), o * groups + g0, size_t(g1 - g0), bias);
       const uint8_t* c = row + e;  // 8 bits: the codes are the bytes
       if (p.bits != 8) {
         lut::unpack_bits(row, e * p.bits, p.bits, n, codes);

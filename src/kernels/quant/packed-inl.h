@@ -12,6 +12,7 @@
 #define AMN_KERNELS_QUANT_PACKED_INL_H_
 #endif
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -141,37 +142,78 @@ HWY_NOINLINE void LookupRuns(const lut::Tables& t, size_t group, const uint8_t* 
 }
 
 #if HWY_TARGET != HWY_SCALAR
+// The target's bits of codes in one group, the reference's operations in order:
+// round(q * scale) + bias (kBias) or (q - offset) * scale, rounded to kCanonical and cast
+// to kTo. kMayBeNaN false: the group's scale and offset (bias) are finite, so no product,
+// sum or difference of them and a code is NaN, and rounding skips its NaN test.
+// Called with w = 2^23 + code as f32 (the code OR-ed into 2^23's bits: WASM has no
+// int -> float instruction in the narrow form LLVM would pick): w - minus is the code as
+// exact f32 (minus 2^23), or
+// already code - offset when the offset is a whole number (kOffsetDone, minus 2^23 +
+// offset: one subtraction for both).
+template <DType kCanonical, DType kTo, bool kBias, bool kMayBeNaN, bool kOffsetDone = false>
+struct AffineCompute {
+  using DU = hn::ScalableTag<uint32_t>;
+  using DF = hn::Rebind<float, DU>;
+  using VF = hn::VFromD<DF>;
+  VF s, add, minus;
+  AffineCompute(float scale, float add_value, float minus_value)
+      : s(hn::Set(DF(), scale)), add(hn::Set(DF(), add_value)), minus(hn::Set(DF(), minus_value)) {}
+  HWY_INLINE hn::VFromD<DU> operator()(VF w) const {
+    const DU du;
+    const DF df;
+    const VF q = hn::Sub(w, minus);
+    VF v;
+    if constexpr (kBias) {
+      v = hn::Add(hn::BitCast(df, RoundTrip<kCanonical, kMayBeNaN>(du, hn::BitCast(du, hn::Mul(q, s)))), add);
+    } else if constexpr (kOffsetDone) {
+      v = hn::Mul(q, s);
+    } else {
+      v = hn::Mul(hn::Sub(q, add), s);
+    }
+    return RoundedTo<kCanonical, kTo, kMayBeNaN>(du, hn::BitCast(du, v));
+  }
+};
+
 // The affine path with its dtypes and form fixed.
 template <DType kCanonical, DType kTo, bool kBias>
 HWY_NOINLINE void AffineRunsT(const lut::AffineArgs& a) {
+  const float* add = kBias ? a.g.bias : a.g.offset;
+#if HWY_TARGET == HWY_WASM
+  // Codes16Runs (quant-inl.h): with NaN-free rounding when every group is finite (and
+  // every offset foldable), else with the full rounding, or ScaledRuns' table where a
+  // group is long enough.
+  size_t groups = 1;
+  if (a.n > a.first_run) groups += (a.n - a.first_run + a.group_size - 1) / a.group_size;
+  bool finite = true;
+  for (size_t g = 0; g < groups && finite; ++g) {
+    finite = std::isfinite(a.g.scale[g]) && std::isfinite(add[g]) && (kBias || FoldableOffset(add[g]));
+  }
+  constexpr float kTwo23 = 8388608.0f;  // w - 2^23 = code
+  if (finite) {
+    return Codes16Runs<kTo>(a.codes, a.code_xor, a.n, a.first_run, a.group_size, a.dst, [&](size_t g) {
+      const float minus = kBias ? kTwo23 : kTwo23 + add[g];
+      return AffineCompute<kCanonical, kTo, kBias, false, !kBias>(a.g.scale[g], add[g], minus);
+    });
+  }
+  if (a.first_run < kTable256MinCodes && a.group_size < kTable256MinCodes) {
+    return Codes16Runs<kTo>(a.codes, a.code_xor, a.n, a.first_run, a.group_size, a.dst, [&](size_t g) {
+      return AffineCompute<kCanonical, kTo, kBias, true>(a.g.scale[g], add[g], kTwo23);
+    });
+  }
+#endif
   const hn::ScalableTag<uint32_t> du;
   const hn::Rebind<float, decltype(du)> df;
   constexpr size_t kOut = OutBytes(kTo);
   const auto x = hn::Set(du, a.code_xor);
+  const auto two23_bits = hn::Set(du, 0x4B000000u);
   size_t k = 0, run = a.first_run < a.n ? a.first_run : a.n;
   for (size_t group = 0; k < a.n; ++group) {
-    const auto s = hn::Set(df, a.g.scale[group]);
-    const auto add = hn::Set(df, kBias ? a.g.bias[group] : a.g.offset[group]);
-    // The target's bits of codes q (exact f32), the reference's operations in order.
-    const auto compute = [&](hn::VFromD<decltype(df)> q) {
-      hn::VFromD<decltype(df)> v;
-      if constexpr (kBias) {
-        v = hn::Add(hn::BitCast(df, RoundTrip<kCanonical>(du, hn::BitCast(du, hn::Mul(q, s)))), add);
-      } else {
-        v = hn::Mul(hn::Sub(q, add), s);
-      }
-      return RoundedTo<kCanonical, kTo>(du, hn::BitCast(du, v));
-    };
-    size_t done = 0;
-#if HWY_TARGET == HWY_WASM
-    // Groups too short for ScaledRuns' table: 16 codes per step (quant-inl.h Codes16).
-    if (run < kTable256MinCodes) done = Codes16<kTo>(a.codes + k, a.code_xor, run, a.dst + k * kOut, compute);
-#endif
+    const AffineCompute<kCanonical, kTo, kBias, true> compute(a.g.scale[group], add[group], 8388608.0f);
     // (per-channel scales on WASM: a table of the 256 outputs, quant-inl.h ScaledRuns)
-    ScaledRuns<kOut>(du, a.codes + k + done, 1, run - done, 0, a.dst + (k + done) * kOut,
-                     [&](const uint8_t* c, uint8_t* o) {
-                       StoreOut<kTo>(du, compute(CodesToF32(du, hn::Xor(LoadBytesToU32(du, c), x))), o);
-                     });
+    ScaledRuns<kOut>(du, a.codes + k, 1, run, 0, a.dst + k * kOut, [&](const uint8_t* c, uint8_t* o) {
+      StoreOut<kTo>(du, compute(hn::BitCast(df, hn::Or(hn::Xor(LoadBytesToU32(du, c), x), two23_bits))), o);
+    });
     k += run;
     run = a.n - k < a.group_size ? a.n - k : a.group_size;
   }

@@ -32,6 +32,24 @@ float load_quant_float(DType t, const uint8_t* bytes, uint64_t i) {
   return t == DType::F16 ? scalar::f16_to_f32(h) : scalar::bf16_to_f32(h);
 }
 
+void load_quant_floats(DType t, const uint8_t* bytes, uint64_t first, size_t count, float* out) {
+  if (t == DType::F32) {
+    std::memcpy(out, bytes + first * 4, count * 4);
+    return;
+  }
+  const uint8_t* p = bytes + first * 2;
+  for (size_t k = 0; k < count; ++k) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * k, 2);
+    if (t == DType::BF16) {
+      const uint32_t bits = uint32_t(h) << 16;
+      std::memcpy(out + k, &bits, 4);
+    } else {
+      out[k] = scalar::f16_to_f32(h);
+    }
+  }
+}
+
 void store_rounded(DType canonical, DType out, const float* values, size_t count, uint8_t* dst) {
   const auto* in = reinterpret_cast<const uint8_t*>(values);
   const size_t out_size = dtype_info(out).block_bytes;
@@ -183,8 +201,13 @@ bool dequantize_ct_affine(const CtIntParams& p, const CtIntTensors& t, uint64_t 
   for (uint64_t o = row_begin; o < row_end; ++o) {
     const uint64_t srow = p.scale_rows == 1 ? 0 : o;
     const uint8_t* row = t.weight.data() + o * row_bytes;
-    for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
-      const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
+    // Codes that are the bytes themselves (naive int8, packed 8-bit) are taken whole
+    // groups of kWindowCodes at a time, not unpacked: a per-channel row in one call,
+    // which long-run paths (the WASM table) need.
+    const bool bytes = !p.packed || p.bits == 8;
+    const uint64_t window = bytes ? lut::kWindowCodes * gs : lut::kWindowCodes;
+    for (uint64_t e = 0; e < in; e += window) {
+      const size_t n = size_t(std::min<uint64_t>(window, in - e));
       const uint64_t g0 = e / gs, g1 = (e + n - 1) / gs + 1;
       for (uint64_t g = g0; g < g1; ++g) {
         int32_t z = 0;
@@ -193,10 +216,10 @@ bool dequantize_ct_affine(const CtIntParams& p, const CtIntTensors& t, uint64_t 
                        : int8_t(t.zero_point[srow * p.scale_cols + g]);
         }
         offset[g - g0] = float(half + z);
-        scale[g - g0] = load_quant_float(p.scale_dtype, t.scale.data(), srow * p.scale_cols + g);
       }
+      load_quant_floats(p.scale_dtype, t.scale.data(), srow * p.scale_cols + g0, size_t(g1 - g0), scale);
       const uint8_t* c = row + e;  // naive int8 and packed 8-bit: the codes are the bytes
-      if (p.packed && p.bits != 8) {
+      if (!bytes) {
         ct_row_codes(p, row, e, n, codes);
         c = codes;
       }

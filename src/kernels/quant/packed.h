@@ -56,6 +56,9 @@ void store_rounded(DType canonical, DType out, const float* values, size_t count
 
 // Reads a little-endian float of type t (F16/BF16/F32) at element index i of bytes.
 float load_quant_float(DType t, const uint8_t* bytes, uint64_t i);
+// Elements [first, first + count) of the same, into out (one loop per dtype: the vector
+// paths' scales and biases per window, without a call per element).
+void load_quant_floats(DType t, const uint8_t* bytes, uint64_t first, size_t count, float* out);
 
 // Helpers the family kernels share.
 uint32_t load_u32(const uint8_t* bytes, uint64_t word);

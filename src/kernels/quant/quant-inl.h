@@ -18,6 +18,7 @@
 #define AMN_KERNELS_QUANT_QUANT_INL_H_
 #endif
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -40,44 +41,40 @@ namespace cast = ::amn::HWY_NAMESPACE;
 constexpr size_t OutBytes(DType to) { return to == DType::F32 ? 4 : 2; }
 
 // F32 bits to the target's bits (16-bit targets in the low half of each u32 lane).
-template <DType kTo, class DU, class V = hn::VFromD<DU>>
+// kMayBeNaN false (here and below): the caller knows no lane is NaN (cast-inl.h).
+template <DType kTo, bool kMayBeNaN = true, class DU, class V = hn::VFromD<DU>>
 HWY_INLINE V F32BitsTo(DU du, V bits) {
-  if constexpr (kTo == DType::BF16) return cast::F32ToBF16Bits(du, bits, 0xFFFFu);
-  else if constexpr (kTo == DType::F16) return cast::F32ToF16Bits(du, bits);
+  if constexpr (kTo == DType::BF16) return cast::F32ToBF16Bits<kMayBeNaN>(du, bits, 0xFFFFu);
+  else if constexpr (kTo == DType::F16) return cast::F32ToF16Bits<kMayBeNaN>(du, bits);
   else return bits;
 }
 
 // store_rounded (packed.h) in vectors: F32 bits rounded to kCanonical (F16 / BF16 round to
 // nearest even; F32: as is), then cast to kTo with PyTorch's casts (cast.h), as the
 // cast kernels do it.
-template <DType kCanonical, DType kTo, class DU, class V = hn::VFromD<DU>>
+template <DType kCanonical, DType kTo, bool kMayBeNaN = true, class DU, class V = hn::VFromD<DU>>
 HWY_INLINE V RoundedTo(DU du, V bits) {
   if constexpr (kCanonical == DType::F32 || kCanonical == kTo) {
-    return F32BitsTo<kTo>(du, bits);
+    return F32BitsTo<kTo, kMayBeNaN>(du, bits);
   } else if constexpr (kCanonical == DType::BF16) {
-    const V b = cast::F32ToBF16Bits(du, bits, 0xFFFFu);
-    if constexpr (kTo == DType::F16) return cast::F32ToF16Bits(du, hn::ShiftLeft<16>(b));
+    const V b = cast::F32ToBF16Bits<kMayBeNaN>(du, bits, 0xFFFFu);
+    if constexpr (kTo == DType::F16) return cast::F32ToF16Bits<kMayBeNaN>(du, hn::ShiftLeft<16>(b));
     else return hn::ShiftLeft<16>(b);
   } else {
-    const V h = cast::F32ToF16Bits(du, bits);
-    if constexpr (kTo == DType::BF16) return cast::F32ToBF16Bits(du, cast::F16ToF32Bits(du, h), 0x7FC0u);
-    else return cast::F16ToF32Bits(du, h);
+    const V h = cast::F32ToF16Bits<kMayBeNaN>(du, bits);
+    if constexpr (kTo == DType::BF16) {
+      return cast::F32ToBF16Bits<kMayBeNaN>(du, cast::F16ToF32Bits(du, h), 0x7FC0u);
+    } else {
+      return cast::F16ToF32Bits(du, h);
+    }
   }
 }
 
 // F32 bits rounded to kCanonical and back to F32 bits (the result of one array op in
 // that dtype).
-template <DType kCanonical, class DU, class V = hn::VFromD<DU>>
+template <DType kCanonical, bool kMayBeNaN = true, class DU, class V = hn::VFromD<DU>>
 HWY_INLINE V RoundTrip(DU du, V bits) {
-  return RoundedTo<kCanonical, DType::F32>(du, bits);
-}
-
-// Lanes(du) codes of one byte each (at p) as exact f32: 2^23 + code, minus 2^23 (no
-// int -> float instruction: WASM lacks the narrow one LLVM would pick).
-template <class DU>
-HWY_INLINE hn::VFromD<hn::Rebind<float, DU>> CodesToF32(DU du, hn::VFromD<DU> codes) {
-  const hn::Rebind<float, DU> df;
-  return hn::Sub(hn::BitCast(df, hn::Or(codes, hn::Set(du, 0x4B000000u))), hn::Set(df, 8388608.0f));
+  return RoundedTo<kCanonical, DType::F32, kMayBeNaN>(du, bits);
 }
 
 // Highway 1.0.3's WASM partial loads and stores (4 or 8 bytes of a 16-byte vector) copy
@@ -313,36 +310,56 @@ inline constexpr bool kScaledRunTables = false;
 #endif  // HWY_TARGET == HWY_WASM
 
 #if HWY_TARGET == HWY_WASM
-// The whole 16-code steps of n one-byte codes (XOR-ed with code_xor) on WASM: the f32 of
-// each code built by interleaving, as ggml's Widen16 does (the bytes with zero bytes,
-// then with 0x4B00: 2^23 + code), `compute(q)` per four lanes (q: the codes as exact
-// f32, returning the target's bits), and 16-bit outputs narrowed two vectors at a time
-// into full 16-byte stores. Returns the codes done (n rounded down to 16); the rest is
-// the caller's. Fewer instructions than 4 lanes per call (a 4-byte load, two
-// extensions, and an 8-byte extract-and-store per vector): GPTQ 8-bit 1.5x, MLX 8-bit
-// 1.3x in Node.
-template <DType kTo, class Compute>
-HWY_INLINE size_t Codes16(const uint8_t* HWY_RESTRICT codes, uint8_t code_xor, size_t n, uint8_t* HWY_RESTRICT out,
-                          const Compute& compute) {
-  const D8 d8;
-  const D16 d16;
-  const DF4 df;
-  const auto x = hn::Set(d8, code_xor);
-  const auto zero = hn::Zero(d8);
-  const auto exponent = hn::Set(d16, uint16_t{0x4B00});
-  const auto two23 = hn::Set(df, 8388608.0f);
-  constexpr size_t kOut = OutBytes(kTo);
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const V8 c = hn::Xor(hn::LoadU(d8, codes + i), x);
+// ---- 16 one-byte codes per step (WASM) ----
+// Codes of 5 to 8 bits (and int8) computed 16 per step: each code XOR-ed with code_xor
+// (0x80 turns int8 codes into code + 128), its f32 2^23 + code built by interleaving, as
+// ggml's Widen16 does (the bytes with zero bytes, then with 0x4B00), `compute(w)` per
+// four lanes (w: 2^23 + code as f32, returning the target's bits in u32 lanes), and
+// 16-bit outputs narrowed two vectors at a time into full 16-byte stores. Fewer
+// instructions than 4 lanes per call (a 4-byte load, two extensions and an 8-byte
+// extract-and-store per vector): GPTQ 8-bit 1.5x, MLX 8-bit 1.3x in Node.
+//  - Codes16Runs takes the consecutive runs of a call (groups: `first_run` codes, then
+//    every `group_size`), with make(g) giving run g's compute, so the per-run work is
+//    only that; code_xor 0 leaves the XOR out.
+//  - Runs of at least kHybridMinCodes codes (per-channel scales) get a table of their
+//    256 outputs by stored code, filled by the same steps. Every 24 codes, 16 are then
+//    computed in vectors and 8 looked up in scalar code: the two use different ports,
+//    and together they ran 1.1x faster than either alone (compressed-tensors W8A16 per
+//    channel in Node 20 on Zen 5; 16 + 8 beat 16 + 16, 32 + 8, 32 + 24 and 48 + 16).
+//  - The last n % 16 codes of a run go through a zero-padded step.
+inline constexpr size_t kHybridMinCodes = 4096;  // shorter runs do not pay for the table
+
+// 2^23 + code as f32, 16 codes at a time, from the codes at p.
+template <bool kXor>
+struct Widen16Codes {
+  V8 x;
+  V8 zero = hn::Zero(D8());
+  hn::VFromD<D16> exponent = hn::Set(D16(), uint16_t{0x4B00});
+  explicit Widen16Codes(uint8_t code_xor) : x(hn::Set(D8(), code_xor)) {}
+  HWY_INLINE void operator()(const uint8_t* HWY_RESTRICT p, VF4 (&w)[4]) const {
+    const D8 d8;
+    const D16 d16;
+    const DF4 df;
+    const V8 c = kXor ? hn::Xor(hn::LoadU(d8, p), x) : hn::LoadU(d8, p);
     const auto lo = hn::BitCast(d16, hn::InterleaveLower(d8, c, zero));
     const auto hi = hn::BitCast(d16, hn::InterleaveUpper(d8, c, zero));
-    const auto q = [&](hn::VFromD<D16> words) { return hn::Sub(hn::BitCast(df, words), two23); };
-    const V32 r0 = compute(q(hn::InterleaveLower(d16, lo, exponent)));
-    const V32 r1 = compute(q(hn::InterleaveUpper(d16, lo, exponent)));
-    const V32 r2 = compute(q(hn::InterleaveLower(d16, hi, exponent)));
-    const V32 r3 = compute(q(hn::InterleaveUpper(d16, hi, exponent)));
-    uint8_t* o = out + i * kOut;
+    w[0] = hn::BitCast(df, hn::InterleaveLower(d16, lo, exponent));
+    w[1] = hn::BitCast(df, hn::InterleaveUpper(d16, lo, exponent));
+    w[2] = hn::BitCast(df, hn::InterleaveLower(d16, hi, exponent));
+    w[3] = hn::BitCast(df, hn::InterleaveUpper(d16, hi, exponent));
+  }
+};
+
+// One run's codes: whole steps (beside the table's lookups when `table` is set), then the
+// zero-padded last step.
+template <DType kTo, bool kXor, class Compute>
+HWY_INLINE void Codes16Run(const Widen16Codes<kXor>& widen, const Compute& compute, const uint8_t* HWY_RESTRICT codes,
+                           size_t n, uint8_t* HWY_RESTRICT out, const uint8_t* HWY_RESTRICT table) {
+  constexpr size_t kOut = OutBytes(kTo);
+  const auto step = [&](const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT o) {
+    VF4 w[4];
+    widen(in, w);
+    const V32 r0 = compute(w[0]), r1 = compute(w[1]), r2 = compute(w[2]), r3 = compute(w[3]);
     if constexpr (kOut == 4) {
       cast::StoreBytes(D32(), r0, o);
       cast::StoreBytes(D32(), r1, o + 16);
@@ -353,10 +370,64 @@ HWY_INLINE size_t Codes16(const uint8_t* HWY_RESTRICT codes, uint8_t code_xor, s
       wasm_v128_store(o, wasm_u16x8_narrow_i32x4(r0.raw, r1.raw));
       wasm_v128_store(o + 16, wasm_u16x8_narrow_i32x4(r2.raw, r3.raw));
     }
+  };
+  size_t i = 0;
+  if (table != nullptr) {
+    for (; i + 24 <= n; i += 24) {
+      step(codes + i, out + i * kOut);
+      LookupTable256<kOut>(table, codes + i + 16, 8, out + (i + 16) * kOut);
+    }
   }
-  return i;
+  // Four steps per iteration: V8 keeps the bound test and interrupt check per iteration.
+  for (; i + 64 <= n; i += 64) {
+    step(codes + i, out + i * kOut);
+    step(codes + i + 16, out + (i + 16) * kOut);
+    step(codes + i + 32, out + (i + 32) * kOut);
+    step(codes + i + 48, out + (i + 48) * kOut);
+  }
+  for (; i + 16 <= n; i += 16) step(codes + i, out + i * kOut);
+  if (i < n) {
+    alignas(16) uint8_t padded_in[16] = {};
+    alignas(16) uint8_t padded_out[16 * kOut];
+    std::memcpy(padded_in, codes + i, n - i);
+    step(padded_in, padded_out);
+    std::memcpy(out + i * kOut, padded_out, (n - i) * kOut);
+  }
 }
 
+template <DType kTo, bool kXor, class MakeCompute>
+HWY_INLINE void Codes16RunsXor(const uint8_t* HWY_RESTRICT codes, uint8_t code_xor, size_t n, size_t first_run,
+                               size_t group_size, uint8_t* HWY_RESTRICT out, const MakeCompute& make) {
+  constexpr size_t kOut = OutBytes(kTo);
+  const Widen16Codes<kXor> widen(code_xor);
+  size_t k = 0, run = first_run < n ? first_run : n;
+  for (size_t group = 0; k < n; ++group) {
+    const auto compute = make(group);
+    alignas(16) uint8_t table[256 * kOut];
+    const uint8_t* t = nullptr;
+    if (run >= kHybridMinCodes) {
+      Codes16Run<kTo>(widen, compute, kAllCodes.v, 256, table, nullptr);
+      t = table;
+    }
+    Codes16Run<kTo>(widen, compute, codes + k, run, out + k * kOut, t);
+    k += run;
+    run = n - k < group_size ? n - k : group_size;
+  }
+}
+
+// n codes in consecutive runs, run g computed by make(g) (above).
+template <DType kTo, class MakeCompute>
+HWY_INLINE void Codes16Runs(const uint8_t* HWY_RESTRICT codes, uint8_t code_xor, size_t n, size_t first_run,
+                            size_t group_size, uint8_t* HWY_RESTRICT out, const MakeCompute& make) {
+  if (code_xor != 0) return Codes16RunsXor<kTo, true>(codes, code_xor, n, first_run, group_size, out, make);
+  Codes16RunsXor<kTo, false>(codes, code_xor, n, first_run, group_size, out, make);
+}
+
+// True when `offset` can be taken with the 2^23 of Codes16Runs' f32: (2^23 + code) -
+// (2^23 + offset) is exactly code - offset, one subtraction for both.
+HWY_INLINE bool FoldableOffset(float offset) {
+  return offset == std::nearbyint(offset) && std::fabs(offset) < 4194304.0f;
+}
 #endif  // HWY_TARGET == HWY_WASM
 
 // `rows` runs of n elements sharing one scale, `stride` elements apart (in and out), with
