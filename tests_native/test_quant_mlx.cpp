@@ -1,5 +1,5 @@
-// MLX affine kernel against mx.dequantize's CPU arithmetic (fixtures/quantized/mlx,
-// made by make_fixtures.py there): 0 differing bytes in the scales' dtype (BF16 and
+// MLX affine kernel against mx.dequantize's output (fixtures/quantized/mlx, made by MLX
+// itself through make_fixtures.py there): 0 differing bytes in the scales' dtype (BF16 and
 // F16 files) and in the other types (PyTorch casts of it), for bits 2, 3, 4, 5, 6, 8 and
 // group sizes 32, 64, 128 taken from config.json's per-layer "quantization" entries,
 // under every implementation (the reference and each Highway target).

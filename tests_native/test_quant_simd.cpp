@@ -158,6 +158,36 @@ TEST_CASE("quant SIMD: FP8 every code, unaligned weight and output", "[quant][qu
   }
 }
 
+TEST_CASE("quant SIMD: FP8 with E8M0 scales (MLX mxfp8), every scale byte", "[quant][quant-simd]") {
+  // 16 rows of 16 groups of 32: each of the 256 E8M0 bytes scales one group, 0 (2^-127,
+  // subnormal products) and 255 (+inf: NaN for zero codes) included.
+  std::mt19937 rng(8);
+  Fp8Params p;
+  p.weight = DType::F8_E4M3, p.rows = 16, p.cols = 512, p.scale = DType::F8_E8M0;
+  p.block_rows = 1, p.block_cols = 32, p.scale_rows = 16, p.scale_cols = 16;
+  const auto w = random_bytes(p.rows * p.cols, rng);
+  std::vector<uint8_t> s(256);
+  for (int i = 0; i < 256; ++i) s[i] = static_cast<uint8_t>(i * 7 + 3);  // a permutation of 0..255
+  REQUIRE(validate_fp8(p, w.size(), s.size()));
+  for (DType to : kTargets) {
+    INFO(dtype_name(to));
+    CHECK(compare_impls(p.rows * p.cols, to, [&](uint8_t* out) {
+            dequantize_fp8_rows(p, w.data(), s.data(), 0, p.rows, to, out);
+          }) == "");
+  }
+  // The reference's arithmetic: E4M3 0x38 (1.0) times 2^(130 - 127).
+  std::vector<uint8_t> one(32, 0x38), eight(32 * 4);
+  const uint8_t s130 = 130;
+  Fp8Params q = p;
+  q.rows = 1, q.cols = 32, q.scale_rows = 1, q.scale_cols = 1;
+  dequantize_fp8_rows(q, one.data(), &s130, 0, 1, DType::F32, eight.data());
+  float f;
+  std::memcpy(&f, eight.data() + 4 * 31, 4);
+  CHECK(f == 8.0f);
+  q.compute = DType::F8_E8M0;
+  CHECK(!validate_fp8(q, 32, 1));  // E8M0 is a scale format, never a compute dtype
+}
+
 TEST_CASE("quant SIMD: FP8 and int8 long runs with special scales", "[quant][quant-simd]") {
   // Runs long enough for WASM's 256-entry tables (quant-inl.h ScaledRuns), with scales
   // that make NaN, infinite, zero (either sign), overflowing and subnormal outputs.

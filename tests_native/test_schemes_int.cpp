@@ -117,7 +117,7 @@ const char* const kGptq[] = {"w4_g128_sym_v1", "w4_g128_asym_actorder_v1", "w4_g
 const char* const kAwq[] = {"w4_g128", "w4_g64_odd"};
 const char* const kCt[] = {"w4a16_g128_sym", "w4a16_g128_asym_actorder", "w8a16_channel_sym",
                            "mixed_odd",      "int8_channel_sym_naive",   "int8_channel_asym"};
-const char* const kMlx[] = {"f16", "mixed_bf16"};
+const char* const kMlx[] = {"f16", "mixed_bf16", "modes_bf16"};
 
 // Rows [b, e) through the op directly, as a piece that does not start at row 0 runs.
 std::vector<uint8_t> op_rows(Opened& o, const LogicalTensor& l, uint64_t b, uint64_t e, DType to) {
@@ -172,6 +172,13 @@ TEST_CASE("integer schemes: variants, parts, parameter count, conversion", "[sch
        "int-quantized, 8-bit, channel, asym", 3},
       {"mlx/f16", "model.layers.0.self_attn.k_proj.weight", "affine, 6-bit, group 128", 3},
       {"mlx/mixed_bf16", "model.layers.0.self_attn.o_proj.weight", "affine, 5-bit, group 128", 3},
+      {"mlx/modes_bf16", "model.layers.0.self_attn.q_proj.weight", "mxfp4: e2m1, 32 per E8M0 scale", 2},
+      {"mlx/modes_bf16", "model.layers.0.self_attn.k_proj.weight", "nvfp4: e2m1, 16 per E4M3 scale, no global scale",
+       2},
+      {"mlx/modes_bf16", "model.layers.0.self_attn.v_proj.weight", "mxfp8: e4m3, 32 per E8M0 scale", 2},
+      // A per-layer entry without "mode" is affine (to_quantized's default), whatever the model's mode.
+      {"mlx/modes_bf16", "model.layers.0.self_attn.o_proj.weight", "affine, 4-bit, group 64", 3},
+      {"mlx/modes_bf16", "model.layers.0.mlp.switch_mlp.down_proj.weight", "affine, 4-bit, group 32", 3},
   };
   for (const auto& c : cases) {
     INFO(c.dir << " " << c.tensor);
@@ -273,6 +280,29 @@ TEST_CASE("integer schemes without config.json: from the shapes where they tell"
   CHECK(decoded == 5);  // 2-bit g32, 5-bit g128, 8-bit g128, 3-bit g32, 5-bit g32: one pair fits each
   CHECK(logical(*mlx->model, "model.layers.1.self_attn.q_proj.weight")->variant == "affine, 3-bit, group 32 (from shapes: no config)");
   CHECK(logical(*mlx->model, "model.layers.1.self_attn.k_proj.weight")->variant == "affine, 5-bit, group 32 (from shapes: no config)");
+
+  // MLX's floating-point modes: U8 scales without biases, one mode per scales-per-word
+  // ratio, so every such layer decodes; the two affine layers are ambiguous, as above.
+  auto modes = open_folder("mlx/modes_bf16", false);
+  REQUIRE(modes->model);
+  auto want_modes = expected_tensors(fixture_path("quantized/mlx/modes_bf16/expected.safetensors"));
+  decoded = 0;
+  for (const auto& t : modes->model->logical) {
+    INFO(t.name);
+    CHECK(t.scheme == "mlx");
+    if (!t.error.empty()) {
+      CHECK(t.variant.empty());
+      continue;
+    }
+    CHECK(t.variant.find(" (from shapes: no config)") != std::string::npos);
+    auto got = dequantized(*modes, t.name, std::nullopt);
+    REQUIRE(got);
+    CHECK(differing(*got, want_modes.at(t.name).bytes) == 0);
+    ++decoded;
+  }
+  CHECK(decoded == 8);
+  CHECK(logical(*modes->model, "model.layers.1.self_attn.k_proj.weight")->variant ==
+        "nvfp4: e2m1, 16 per E4M3 scale, no global scale (from shapes: no config)");
 }
 
 TEST_CASE("the quantizer's own config file decides, as GPTQModel reads it", "[schemes]") {
@@ -428,6 +458,15 @@ TEST_CASE("rejected GPTQ, AWQ, compressed-tensors and MLX files say what is wron
        "its weight rows of 16 words hold 512 bits, not a whole number of 3-bit values", ""},
       {"mlx/rejected/unsupported_bits", q, "mlx",
        "MLX affine quantization with 7 bits (supported: 2, 3, 4, 5, 6, 8)", ""},
+      {"mlx/rejected/fp_with_biases", q, "mlx",
+       "MLX mode 'mxfp4' has no biases, yet model.layers.0.self_attn.q_proj.biases is there", ""},
+      {"mlx/rejected/fp_scales_bf16", q, "mlx", "its scales are BF16; MLX mode 'mxfp4' stores them as U8", ""},
+      {"mlx/rejected/fp_wrong_group", "model.layers.0.self_attn.k_proj.weight", "mlx",
+       "MLX mode 'nvfp4' takes 4 bits in groups of 16; config.json's quantization gives 4 bits, group size 32", ""},
+      {"mlx/rejected/unknown_mode", q, "mlx", "MLX mode 'mxfp6' is not one of affine, mxfp4, nvfp4, mxfp8", ""},
+      {"mlx/rejected/experts_scales_flat", "model.layers.0.mlp.switch_mlp.gate_proj.weight", "mlx",
+       "its scales shape [128, 8] does not fit a weight [4, 32, 32] of 256 mxfp4 values per row ([4, 32, 8] expected)",
+       ""},
   };
   for (const auto& c : cases) {
     INFO(c.dir);

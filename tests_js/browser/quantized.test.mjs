@@ -16,6 +16,7 @@ const CASES = [
   ['fp8', 'block_e4m3', 'fp8'],
   ['fp8', 'channel_e4m3_ct', 'fp8'],
   ['bnb', 'nf4', 'bnb-nf4'],
+  ['mlx', 'modes_bf16', 'mlx'],
   ['gptq', 'w4_g128_sym_v1', 'gptq'],
   ['gptq', 'w4_g128_asym_v2', 'gptq', GPTQ_V2_QUANTIZE_CONFIG_ONLY],
 ];

@@ -26,6 +26,7 @@ const QUANT_CASES = [
   ['compressed_tensors', 'w4a16_g128_asym_actorder', 'compressed-tensors'],
   ['compressed_tensors', 'int8_channel_sym_naive', 'compressed-tensors'],
   ['mlx', 'mixed_bf16', 'mlx'],
+  ['mlx', 'modes_bf16', 'mlx'],  // mxfp4 / nvfp4 / mxfp8 modes and stacked experts
   ['bnb', 'nf4', 'bnb-nf4'],
   ['bnb', 'fp4', 'bnb-fp4'],
   ['bnb', 'int8', 'bnb-int8'],

@@ -24,6 +24,7 @@
 #include "hwy/highway.h"
 #include "kernels/cast.h"
 #include "kernels/quant/quant-inl.h"
+#include "kernels/quant/fp4_values.h"
 #include "kernels/quant/fp8.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -41,6 +42,7 @@ HWY_INLINE float Fp8Scale(DType t, const uint8_t* base, uint64_t index) {
     std::memcpy(&f, base + 4 * index, 4);
     return f;
   }
+  if (t == DType::F8_E8M0) return e8m0_to_f32(base[index]);
   const uint16_t h = static_cast<uint16_t>(base[2 * index] | (base[2 * index + 1] << 8));
   return t == DType::BF16 ? scalar::bf16_to_f32(h) : scalar::f16_to_f32(h);
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/cast.h"
+#include "kernels/quant/fp4_values.h"
 
 namespace amn::quant {
 namespace {
@@ -26,6 +27,7 @@ float load_scale(DType t, const uint8_t* base, uint64_t index) {
   switch (t) {
     case DType::BF16: return scalar::bf16_to_f32(load16(base + 2 * index));
     case DType::F16: return scalar::f16_to_f32(load16(base + 2 * index));
+    case DType::F8_E8M0: return e8m0_to_f32(base[index]);
     default: {
       uint32_t b;
       std::memcpy(&b, base + 4 * index, 4);
@@ -77,9 +79,10 @@ float fp8_to_f32(DType weight, uint8_t code) {
 Status validate_fp8(const Fp8Params& p, uint64_t weight_bytes, uint64_t scale_bytes) {
   auto bad = [](std::string m) { return make_error(ErrorCode::invalid_argument, "fp8: " + std::move(m)); };
   if (p.weight != DType::F8_E4M3 && p.weight != DType::F8_E5M2) return bad("weight dtype must be F8_E4M3 or F8_E5M2");
-  if (p.scale != DType::F32 && p.scale != DType::BF16 && p.scale != DType::F16)
-    return bad("scale dtype must be F32, BF16 or F16");
-  if (p.compute != DType::F32 && p.compute != p.scale) return bad("compute dtype must be F32 or the scale dtype");
+  if (p.scale != DType::F32 && p.scale != DType::BF16 && p.scale != DType::F16 && p.scale != DType::F8_E8M0)
+    return bad("scale dtype must be F32, BF16, F16 or F8_E8M0");
+  if (p.compute != DType::F32 && (p.compute != p.scale || p.scale == DType::F8_E8M0))
+    return bad("compute dtype must be F32 or the (BF16 / F16) scale dtype");
   if (p.rows == 0 || p.cols == 0) return bad("empty weight");
   if (p.rows > (uint64_t{1} << 40) / p.cols) return bad("weight too large");
   if (weight_bytes != p.rows * p.cols)
@@ -95,7 +98,7 @@ Status validate_fp8(const Fp8Params& p, uint64_t weight_bytes, uint64_t scale_by
                std::to_string(p.rows) + "x" + std::to_string(p.cols) + " weight in " + std::to_string(p.block_rows) +
                "x" + std::to_string(p.block_cols) + " blocks (needs " + std::to_string(need_r) + "x" +
                std::to_string(need_c) + ")");
-  const uint64_t ssize = p.scale == DType::F32 ? 4 : 2;
+  const uint64_t ssize = dtype_info(p.scale).block_bytes;
   if (scale_bytes != p.scale_rows * p.scale_cols * ssize)
     return bad("scale has " + std::to_string(scale_bytes) + " bytes, expected " +
                std::to_string(p.scale_rows * p.scale_cols * ssize));

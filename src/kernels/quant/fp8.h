@@ -1,4 +1,5 @@
-// FP8 weight dequantization (F8_E4M3 / F8_E5M2 weights times F32 / BF16 / F16 scales):
+// FP8 weight dequantization (F8_E4M3 / F8_E5M2 weights times F32 / BF16 / F16 scales, or
+// E8M0 powers of two as MLX's mxfp8 mode stores them):
 // the scalar reference (fp8.cpp) and Highway kernels (fp8-inl.h) giving the same bytes on
 // every target, chosen as kernels/cast.h says (AMN_FORCE_IMPL=scalar runs the reference).
 // One rule covers every scale layout real checkpoints use: the scale tensor is a grid
@@ -6,7 +7,7 @@
 // (r / block_rows, c / block_cols). Per tensor: grid 1x1, block = the whole matrix;
 // per channel ([out, 1] or [out]): grid rows x 1, block 1 x cols; DeepSeek-V3
 // weight_scale_inv: grid ceil(rows/128) x ceil(cols/128), block 128x128 (the last row and
-// column of blocks may be partial). `_scale` and `_scale_inv` companions both multiply.
+// column of blocks may be partial); MLX mxfp8: grid rows x cols/32 of E8M0, block 1x32. `_scale` and `_scale_inv` companions both multiply.
 // Arithmetic (docs/formats/quantized/fp8.md), bit-exact with the producers' dequantizers:
 //  - compute F32 (transformers Fp8Dequantize, DeepSeek weight_dequant): f32(w) * f32(s)
 //    rounded once to f32; the targets are that F32 cast with PyTorch's rules (cast.h).
@@ -26,7 +27,7 @@ namespace amn::quant {
 struct Fp8Params {
   DType weight = DType::F8_E4M3;  // F8_E4M3 or F8_E5M2
   uint64_t rows = 0, cols = 0;    // logical [out_features, in_features]
-  DType scale = DType::F32;       // F32, BF16 or F16
+  DType scale = DType::F32;       // F32, BF16, F16, or F8_E8M0 (2^(s - 127), fp4_values.h)
   uint64_t scale_rows = 1, scale_cols = 1;
   uint64_t block_rows = 0, block_cols = 0;  // elements covered by one scale
   DType compute = DType::F32;     // F32, or the scale dtype (compressed-tensors)
