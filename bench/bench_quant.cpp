@@ -81,6 +81,11 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
     for (auto& s : scales) s = static_cast<uint8_t>(117 + s % 7);
     cases.push_back(Case{"mxfp4", {{"blocks", random_bytes(n / 2, rng)}, {"scales", std::move(scales)}}, {}});
   }
+  {  // MLX mxfp8: E4M3 codes, 32 per E8M0 scale of 2^-10 .. 2^-4 (the FP8 kernel, 1 x 32 blocks).
+    auto scales = random_bytes(n / 32, rng);
+    for (auto& s : scales) s = static_cast<uint8_t>(117 + s % 7);
+    cases.push_back(Case{"mxfp8_mlx", {{"weight", fp8_weights(n, rng)}, {"scales", std::move(scales)}}, {}});
+  }
   {  // ModelOpt NVFP4: 16 codes per E4M3 scale (positive, finite), an F32 global scale.
     auto scales = random_bytes(n / 16, rng);
     for (auto& s : scales) s = static_cast<uint8_t>(0x20 + s % 0x50);
@@ -123,6 +128,14 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
       const q::Mxfp4Params p{rows, cols / 32};
       c.run = [p, a, b](uint8_t* out) {
         q::dequantize_mxfp4_rows(p, a, b, 0, p.rows, DType::BF16, out);
+        return true;
+      };
+    } else if (c.name == "mxfp8_mlx") {
+      q::Fp8Params p;
+      p.rows = rows, p.cols = cols, p.scale = DType::F8_E8M0;
+      p.block_rows = 1, p.block_cols = 32, p.scale_rows = rows, p.scale_cols = cols / 32;
+      c.run = [p, a, b](uint8_t* out) {
+        q::dequantize_fp8_rows(p, a, b, 0, p.rows, DType::BF16, out);
         return true;
       };
     } else if (c.name == "nvfp4") {

@@ -16,6 +16,8 @@ lookup table, as a uint8 view must):
                     then .to(bfloat16)
   mxfp4             transformers convert_moe_packed_tensors: lut[lo], lut[hi] interleaved,
                     torch.ldexp(.., scale - 127), in bfloat16 (its default dtype)
+  mxfp8_mlx         MLX mxfp8 (fp_dequantize's fallback, in bfloat16): from_fp8(code) *
+                    2^(scale - 127) per 32, as torch ops (MLX does not run here)
   nvfp4             ModelOpt NVFP4QTensor.dequantize: e2m1 values * (scale * global) per
                     16, then .to(bfloat16)
 Timed by torch_timing.py (one thread, best of 5, Melem/s, then the output bytes that
@@ -104,6 +106,14 @@ def cases(d, rows, cols):
         torch.ldexp(out, exp, out=out)
         return out.view(rows, cols)
     yield "mxfp4", mxfp4
+
+    w8 = load(d, "mxfp8_mlx", "weight").view(rows * cols // 32, 32)
+    s8 = load(d, "mxfp8_mlx", "scales").view(rows * cols // 32, 1)
+
+    def mxfp8_mlx():
+        scale = torch.pow(2.0, s8.to(torch.bfloat16) - 127)
+        return (lut8_bf16[w8.long()] * scale).view(rows, cols)
+    yield "mxfp8_mlx", mxfp8_mlx
 
     packed4 = load(d, "nvfp4", "packed").view(rows, cols // 2)
     s4 = load(d, "nvfp4", "scales").view(rows, cols // 16)
