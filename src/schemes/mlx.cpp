@@ -208,7 +208,7 @@ uint64_t product(const std::vector<uint64_t>& dims) {
 
 void detect_fp_layer(SchemeContext& ctx, LogicalTensor& l, const LayerQuant& lq, uint32_t weight,
                      std::optional<uint32_t> scales, std::optional<uint32_t> biases, const std::string& base,
-                     const std::function<void(std::string)>& fail) {
+                     bool configured, const std::function<void(std::string)>& fail) {
   const Model& m = ctx.model();
   const ModeInfo& mode = *lq.mode;
   const std::string name(mode.name);
@@ -242,7 +242,7 @@ void detect_fp_layer(SchemeContext& ctx, LogicalTensor& l, const LayerQuant& lq,
   l.natural = DType::BF16;  // mx.dequantize's default dtype for these modes
   l.shape = leading(w.shape);
   l.shape.push_back(cols);
-  l.variant = std::string(mode.variant) + (mlx_config(ctx) ? "" : " (from shapes: no config)");
+  l.variant = std::string(mode.variant) + (configured ? "" : " (from shapes: no config)");
   l.op = std::make_shared<MlxFpOp>(mode, rows, cols, ctx.range(weight), ctx.range(*scales));
   ctx.claim(std::move(l));
 }
@@ -282,7 +282,7 @@ void detect_layer(SchemeContext& ctx, const std::optional<simdjson::dom::object>
       }
     }
   }
-  if (lq.mode->mode != MlxMode::affine) return detect_fp_layer(ctx, l, lq, weight, scales, biases, base, fail);
+  if (lq.mode->mode != MlxMode::affine) return detect_fp_layer(ctx, l, lq, weight, scales, biases, base, q.has_value(), fail);
   if (!scales) return fail("no " + base + ".scales beside the U32 weight");
   if (!biases) return fail("no " + base + ".biases beside the U32 weight");
   const TensorRecord& sc = m.tensors[*scales];

@@ -148,9 +148,8 @@ HWY_NOINLINE void LookupRuns(const lut::Tables& t, size_t group, const uint8_t* 
 // sum or difference of them and a code is NaN, and rounding skips its NaN test.
 // Called with w = 2^23 + code as f32 (the code OR-ed into 2^23's bits: WASM has no
 // int -> float instruction in the narrow form LLVM would pick): w - minus is the code as
-// exact f32 (minus 2^23), or
-// already code - offset when the offset is a whole number (kOffsetDone, minus 2^23 +
-// offset: one subtraction for both).
+// exact f32 (minus 2^23), or already code - offset when the offset is a whole number
+// (kOffsetDone, minus 2^23 + offset: one subtraction for both).
 template <DType kCanonical, DType kTo, bool kBias, bool kMayBeNaN, bool kOffsetDone = false>
 struct AffineCompute {
   using DU = hn::ScalableTag<uint32_t>;

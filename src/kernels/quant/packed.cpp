@@ -41,7 +41,7 @@ void load_quant_floats(DType t, const uint8_t* bytes, uint64_t first, size_t cou
   for (size_t k = 0; k < count; ++k) {
     uint16_t h;
     std::memcpy(&h, p + 2 * k, 2);
-    if (t == DType::BF16) {
+    if (t == DType::BF16) {  // scalar::bf16_to_f32 inline: that function is out of line
       const uint32_t bits = uint32_t(h) << 16;
       std::memcpy(out + k, &bits, 4);
     } else {
