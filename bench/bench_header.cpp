@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/source.h"
-#include "formats/open.h"
+#include "session/open.h"
 #include "report/report.h"
 
 int main(int argc, char** argv) {

@@ -14,7 +14,7 @@
 
 #include "bench_util.h"
 #include "core/source.h"
-#include "formats/open.h"
+#include "session/open.h"
 #include "report/report.h"
 
 namespace {

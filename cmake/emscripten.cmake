@@ -6,7 +6,7 @@ target_compile_options(amn_core PUBLIC -msimd128)
 target_compile_options(amn_simdjson PRIVATE -msimd128)
 
 add_executable(amn-core bindings/amn_bindings.cpp)
-target_link_libraries(amn-core PRIVATE amn_core)
+target_link_libraries(amn-core PRIVATE amn_core amn_command_line)
 target_compile_options(amn-core PRIVATE -msimd128 -Wall -Wextra)
 set_target_properties(amn-core PROPERTIES
   SUFFIX ".js"
@@ -27,4 +27,6 @@ target_link_options(amn-core PRIVATE
   -sDYNAMIC_EXECUTION=0        # no eval/new Function: pages with a strict CSP load it
   -sTOTAL_STACK=1048576        # simdjson and the parsers stay well inside 1 MiB (3.1.6 spelling)
   -sASSERTIONS=0
+  -fexceptions                 # catching support for CLI11 in session/command_line.cpp only;
+                               # the rest of the core is built -fno-exceptions
 )

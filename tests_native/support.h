@@ -17,7 +17,7 @@
 #include "core/model.h"
 #include "core/source.h"
 #include "convert/execute.h"
-#include "formats/open.h"
+#include "session/open.h"
 
 namespace amn::test {
 

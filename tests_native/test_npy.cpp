@@ -77,7 +77,7 @@ TEST_CASE("every valid NumPy fixture parses to what numpy.load read", "[npy][fix
     const std::string name = file.substr(file.find('/') + 1);
     auto m = parse_memory(bytes, name);
     REQUIRE(m);
-    CHECK(m->format == format);
+    CHECK(amn::model_format_name(m->format) == format);
     CHECK(!m->details_json.empty());
     simdjson::dom::parser details;
     CHECK(!details.parse(m->details_json).error());  // details_json is a JSON object
@@ -360,7 +360,7 @@ TEST_CASE("NPY limits hold before anything is allocated", "[npy]") {
 TEST_CASE("npz entries become tensors by name; other entries are listed", "[npy]") {
   auto m = parse_memory(fixture("valid/savez.npz"), "savez.npz");
   REQUIRE(m);
-  CHECK(m->format == "npz");
+  CHECK(m->format == amn::ModelFormat::npz);
   CHECK(m->find("deep/layer.0/w"));
   CHECK(m->find("weight"));
   CHECK_FALSE(m->find("weight.npy"));

@@ -86,7 +86,7 @@ void check_against_torch(const std::string& file) {
   REQUIRE(!doc.error());
   auto model = parse_memory(bytes, file);
   if (!model) FAIL(model.error().message);
-  CHECK(model->format == "pth");
+  CHECK(model->format == amn::ModelFormat::pth);
   std::map<std::string, const TensorRecord*> by_name;
   for (const auto& t : model->tensors) by_name[t.name] = &t;
   size_t expected = 0;

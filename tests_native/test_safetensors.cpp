@@ -40,7 +40,7 @@ TEST_CASE("a small valid file parses with offsets, metadata and counts", "[safet
       data);
   auto m = open_memory(file);
   REQUIRE(m);
-  CHECK(m->format == "safetensors");
+  CHECK(m->format == amn::ModelFormat::safetensors);
   REQUIRE(m->tensors.size() == 2);
   CHECK(m->tensors[0].name == "w");
   CHECK(m->tensors[0].shape == std::vector<uint64_t>{2, 3});

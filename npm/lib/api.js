@@ -22,5 +22,7 @@ export function makeApi({ instantiate, resolveExtra, openSink }) {
     open: (source, options = {}) => openModel(loadCore, source, options, { resolveExtra, openSink }),
     version: async () => (await loadCore()).version(),
     implementation: async () => (await loadCore()).activeImpl(),
+    // The loaded core itself, for the package's own Node CLI (bin/amn.js): not public API.
+    loadCore,
   };
 }

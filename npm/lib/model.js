@@ -3,8 +3,14 @@
 import { AmnError, errorFromStatus, throwIfAborted } from './errors.js';
 import { drive } from './session.js';
 
-const TARGETS = ['bf16', 'f16', 'f32'];
-const INDEX_NAME = 'model.safetensors.index.json';
+// A Node path sink (a string or a file: URL), or null: only Node has folder paths;
+// elsewhere a string sink meets the usual sink error.
+function nodePath(sink) {
+  const node = typeof process !== 'undefined' && Boolean(process.versions?.node);
+  if (!node) return null;
+  if (typeof sink === 'string') return sink;
+  return sink instanceof URL && sink.protocol === 'file:' ? sink : null;
+}
 
 // A Node folder path as a sharded output (lib/folder-sink.js). Loaded only when asked
 // for, by a URL bundlers leave alone: a page never holds a path sink.
@@ -17,15 +23,6 @@ const ARRAY_TYPES = {
   BF16: Uint16Array, F16: Uint16Array, F32: Float32Array, F64: Float64Array,
   I32: Int32Array, I64: BigInt64Array,
 };
-
-function checkTarget(to, what) {
-  if (to === undefined || to === null || to === '') return '';
-  const t = String(to).toLowerCase();
-  if (!TARGETS.includes(t)) {
-    throw new AmnError('invalid_argument', `${what}: unknown dtype "${to}" (use bf16, f16 or f32)`);
-  }
-  return t;
-}
 
 function check(status) {
   if (status && status.ok === false) throw errorFromStatus(status);
@@ -61,9 +58,9 @@ export class Model {
 
   /** One tensor's values, optionally cast to bf16/f16/f32. */
   async tensor(name, { to, signal } = {}) {
-    const target = checkTarget(to, 'tensor()');
     return this.#exclusive(async () => {
-      check(this.#session.planTensor(String(name), target));
+      // The core checks `to` (bf16, f16 or f32) and says what is wrong.
+      check(this.#session.planTensor(String(name), to === undefined || to === null ? '' : String(to)));
       const plan = JSON.parse(this.#session.planInfo());
       const t = plan.tensors[0];
       const out = new Uint8Array(t.nbytes);
@@ -90,18 +87,25 @@ export class Model {
    *  path, written atomically. */
   async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false,
     sync = true, shards, maxShardSize, openShard, onProgress, signal } = {}) {
-    if (to !== 'safetensors' && to !== 'gguf') throw new AmnError('unsupported', `convert(): cannot write "${to}" (safetensors or gguf)`);
-    const target = checkTarget(dtype, 'convert()') || null;
-    const layout = this.#layout({ to, sink, shards, maxShardSize, openShard });
-    const options = {
-      to, dtype: target, cast_all: Boolean(castAll), gguf_kv: ggufKv ?? null,
-      // GGUF KVs: `ggufKv` as CLI-style "key[:TYPE]=value" strings, `ggufMetadata` as an
-      // object of {key: value | {type, value}} (the info JSON's details.kv shape), or
-      // JSON text the core parses.
-      gguf_metadata: ggufMetadata ?? null,
+    if (openShard !== undefined && typeof openShard !== 'function') {
+      throw new AmnError('invalid_argument', 'convert(): openShard must be a function (name) => sink');
+    }
+    if (openShard && sink !== undefined && sink !== null) {
+      throw new AmnError('invalid_argument', 'convert(): pass either sink or openShard, not both');
+    }
+    // The request as the core reads it (session/request.h): the core validates every
+    // option and decides the layout (one file or a folder of shards) as the CLI does.
+    // GGUF KVs: `ggufKv` as CLI-style "key[:TYPE]=value" strings, `ggufMetadata` as an
+    // object of {key: value | {type, value}} (the info JSON's details.kv shape), or JSON text.
+    const path = nodePath(sink);
+    const request = {
+      to, dtype: dtype ?? null, castAll, ggufKv: ggufKv ?? null, ggufMetadata: ggufMetadata ?? null,
+      shards: shards ?? null, maxShardSize: maxShardSize ?? null, output: path === null ? null : String(path),
     };
+    const layout = this.#outputPlan(request, openShard ? 'per_file' : path !== null ? 'path' : 'single');
     if (layout.folder) {
-      return this.#exclusive(() => this.#convertShards(options, layout, { sink, overwrite, sync, openShard, onProgress, signal }));
+      const shardRequest = layout.single ? request : { ...request, shards: 'input' };
+      return this.#exclusive(() => this.#convertShards(shardRequest, layout, { sink, overwrite, sync, openShard, onProgress, signal }));
     }
     return this.#exclusive(async () => {
       throwIfAborted(signal);
@@ -110,56 +114,43 @@ export class Model {
       const out = await this.#hooks.openSink(sink, { overwrite, sync: sync !== false, signal });
       let plan;
       try {
-        check(this.#session.planConvert(JSON.stringify(options)));
+        check(this.#session.planConvert(JSON.stringify({ ...request, shards: null, maxShardSize: null })));
         plan = JSON.parse(this.#session.planInfo());
       } catch (err) {
         await out.abort(err).catch(() => {});
         throw err;
       }
-      return this.#writePlan(out, plan, this.#progress(plan.output_bytes, onProgress), signal);
+      const output = await this.#writePlan(out, plan, this.#progress(plan.output_bytes, onProgress), signal);
+      return output && typeof output === 'object' ? { ...output, tensors: plan.tensors.length } : output;
     });
   }
 
-  // One file, or a folder of shards? As the CLI decides (docs/cli.md): a sharded input
-  // gives shards when the destination can hold several files (openShard, or a Node
-  // folder path that does not end in .safetensors); `shards: 'input'` and `maxShardSize`
-  // ask for shards; `shards: 1` for one file.
-  #layout({ to, sink, shards, maxShardSize, openShard }) {
-    if (shards !== undefined && shards !== null && shards !== 1 && shards !== 'input') {
-      throw new AmnError('invalid_argument', `convert(): shards must be 'input' or 1, not ${JSON.stringify(shards)}`);
-    }
-    if (openShard !== undefined && typeof openShard !== 'function') {
-      throw new AmnError('invalid_argument', 'convert(): openShard must be a function (name) => sink');
-    }
-    const sized = maxShardSize !== undefined && maxShardSize !== null;
-    if (sized && shards === 1) throw new AmnError('invalid_argument', 'convert(): maxShardSize and shards: 1 contradict each other');
-    const asked = sized || shards === 'input';
-    if (to !== 'safetensors') {
-      if (asked || openShard) throw new AmnError('unsupported', 'convert(): sharded output is written as safetensors only (GGUF output is one file)');
-      return { folder: false };
-    }
-    // Only Node has folder paths; elsewhere a string sink meets the usual sink error.
-    const node = typeof process !== 'undefined' && Boolean(process.versions?.node);
-    const path = !node ? null : typeof sink === 'string' ? sink : (sink instanceof URL && sink.protocol === 'file:' ? sink : null);
-    if (openShard && sink !== undefined && sink !== null) {
-      throw new AmnError('invalid_argument', 'convert(): pass either sink or openShard, not both');
-    }
-    const namesFile = path !== null && String(path).endsWith('.safetensors');
-    if (openShard) return { folder: true, single: shards === 1, maxShardSize };
-    if (asked && (path === null || namesFile)) {
-      throw new AmnError('invalid_argument', path === null
-        ? 'convert(): a sharded output needs openShard (or, in Node, a folder path as sink)'
-        : `convert(): ${path} names a file: a sharded output is a folder (or pass shards: 1)`);
-    }
-    const folder = shards !== 1 && path !== null && (asked || (this.info.sharded && !namesFile));
-    return { folder, maxShardSize };
+  /** The default output name, as both CLIs name it: outputName({ to: 'gguf', dtype: 'f16' })
+   *  is "<stem>-f16.gguf" for the model's entry file (a folder name for a sharded output). */
+  outputName({ to = 'safetensors', dtype, sharded = false } = {}) {
+    const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
+    const plan = JSON.parse(this.#M.outputPlan(JSON.stringify({
+      request: { to, dtype: dtype ?? null }, surface: 'api', shardedInput: Boolean(sharded && this.info.sharded),
+      destination: 'path', place: { entry },
+    })));
+    if (plan.ok === false) throw errorFromStatus(plan);
+    return plan.name;
+  }
+
+  // One file, or a folder of shards? The core's rule (session/output.h), from what the
+  // destination is: openShard (per_file), a Node path, or one sink.
+  #outputPlan(request, destination) {
+    const plan = JSON.parse(this.#M.outputPlan(JSON.stringify({
+      request, surface: 'api', shardedInput: Boolean(this.info.sharded), destination,
+    })));
+    if (plan.ok === false) throw errorFromStatus(plan);
+    return plan;
   }
 
   // Every shard, then the index, each through its own sink: openShard's, or a file in a
   // Node folder that is renamed into place only when all are written.
-  async #convertShards(options, layout, { sink, overwrite, sync, openShard, onProgress, signal }) {
+  async #convertShards(request, layout, { sink, overwrite, sync, openShard, onProgress, signal }) {
     throwIfAborted(signal);
-    const request = layout.single ? options : { ...options, shards: 'input', max_shard_size: layout.maxShardSize ?? null };
     check(this.#session.planConvert(JSON.stringify(request)));
     const info = JSON.parse(this.#session.shardsInfo());
     const files = info ? info.files : [{ name: 'model.safetensors', output_bytes: JSON.parse(this.#session.planInfo()).output_bytes }];
@@ -179,11 +170,11 @@ export class Model {
       }
       if (info?.index) {
         const bytes = new TextEncoder().encode(info.index);
-        const out = await folder.open(INDEX_NAME);
+        const out = await folder.open(info.index_name);
         try {
           await out.write(bytes);
           throwIfAborted(signal);
-          written.push({ name: INDEX_NAME, bytes: bytes.byteLength, output: await out.close() });
+          written.push({ name: info.index_name, bytes: bytes.byteLength, output: await out.close() });
         } catch (err) {
           await out.abort(err).catch(() => {});
           throw err;
@@ -191,7 +182,8 @@ export class Model {
       }
       throwIfAborted(signal);
       const path = await folder.commit();
-      const result = { bytes: total, shards: files.length, files: written };
+      const tensors = info ? info.files.reduce((n, f) => n + f.tensors, 0) : JSON.parse(this.#session.planInfo()).tensors.length;
+      const result = { bytes: total, shards: files.length, tensors, files: written };
       if (path !== undefined) result.path = path;
       return result;
     } catch (err) {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { finished } from 'node:stream/promises';
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { isOllamaSpec, resolveOllama } from './ollama.js';
-import { CONFIG_FILES, chooseFiles } from './sources.js';
+import { chooseFiles, configFileNames } from './sources.js';
 import { isWritableStream, openCommonSink, partsSink, toUint8Array } from './sinks.js';
 
 function ioError(err, path) {
@@ -89,7 +89,7 @@ async function pathFileIfExists(path) {
 
 // A file, a folder or an index, with the files the native CLI adds (local_files.cpp), in
 // its order: the entry, shards (a folder's, or those an index names), then the config
-// files beside it (CONFIG_FILES).
+// files beside it (configFileNames(): the core's list).
 async function pathSource(path) {
   const st = await statPath(path);
   const ref = (dir) => (n) => pathFileIfExists(join(dir, n));
@@ -113,7 +113,7 @@ async function pathSource(path) {
   } else {
     folder = dirname(path);
     entry = pathFile(path, st.size);
-    configs = await Promise.all(CONFIG_FILES.filter((n) => n !== basename(path)).map(ref(folder)));
+    configs = await Promise.all(configFileNames().filter((n) => n !== basename(path)).map(ref(folder)));
   }
   configs = configs.filter(Boolean);
   const viaIndex = entry.name.endsWith('.index.json');

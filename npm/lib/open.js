@@ -3,23 +3,15 @@
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { FileTable, drive } from './session.js';
 import { Model } from './model.js';
-import { blobFile, fileListSource, memoryFile, urlSource, useCoreFolderRule } from './sources.js';
+import { blobFile, fileListSource, memoryFile, urlSource, useCore } from './sources.js';
 
-const LIMIT_KEYS = {
-  maxSingleAlloc: 'max_single_alloc', maxTotalBytes: 'max_total_bytes',
-  maxItemCount: 'max_item_count', maxDecompressionRatio: 'max_decompression_ratio',
-};
-
-// Accepts camelCase (JS style) or the core's snake_case keys.
+// Limits go to the core as given (camelCase, or ParseLimits' snake_case): it checks them
+// and the first call that can fail (parse) reports a bad one.
 export function limitsJson(limits) {
-  const out = {};
-  for (const [key, value] of Object.entries(limits || {})) {
-    const k = LIMIT_KEYS[key] || key;
-    if (!Object.values(LIMIT_KEYS).includes(k)) throw new AmnError('invalid_argument', `unknown limit "${key}"`);
-    if (typeof value !== 'number' || !(value > 0)) throw new AmnError('invalid_argument', `limit ${key} must be a positive number`);
-    out[k] = value;
+  if (limits !== undefined && limits !== null && (typeof limits !== 'object' || Array.isArray(limits))) {
+    throw new AmnError('invalid_argument', 'open(): limits must be an object');
   }
-  return JSON.stringify(out);
+  return JSON.stringify(limits ?? {});
 }
 
 const isUrlString = (s) => /^https?:\/\//i.test(s);
@@ -48,7 +40,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
   const { signal } = options;
   throwIfAborted(signal);
   const M = await loadCore();
-  useCoreFolderRule(M);
+  useCore(M);
   const limits = limitsJson(options.limits);
   const resolved = await resolveSource(source, options, hooks.resolveExtra);
   const session = new M.Session(limits);

@@ -37,25 +37,25 @@ export function blobFile(blob, name) {
   };
 }
 
-// The config files read beside a model, in the order they are declared: transformers'
-// config.json, then the quantizers' own (AutoGPTQ / GPTQModel, AutoAWQ). The core's
-// kConfigFileNames (src/formats/open.h); tests_js/node/open.test.mjs checks they agree.
-export const CONFIG_FILES = ['config.json', 'quantize_config.json', 'quant_config.json'];
-
-// Which of a folder's files make the model: the core's own rule (model_files_in_folder,
-// the one the native CLI uses), set once the core is loaded. The entry comes first; an
-// index or a GGUF shard names the rest itself (need_files), the config files ride along.
+// Which of a folder's files make the model, and the config files read beside a model
+// (transformers' config.json, then the quantizers' own, in the order they are declared):
+// the core's own rules (session/open.h, the ones the native CLI uses), set once the core
+// is loaded. The entry comes first; an index or a GGUF shard names the rest itself
+// (need_files), the config files ride along.
 let folderRule = null;
-export function useCoreFolderRule(M) {
+let configFiles = [];
+export function useCore(M) {
   folderRule = (names) => JSON.parse(M.modelFilesInFolder(JSON.stringify(names)));
+  configFiles = JSON.parse(M.configFileNames());
 }
+export const configFileNames = () => configFiles;
 
 export function chooseFiles(names) {
   if (!folderRule) throw new AmnError('internal', 'the core is not loaded');
   const files = folderRule([...names]);
-  const model = files.filter((n) => !CONFIG_FILES.includes(n));
+  const model = files.filter((n) => !configFiles.includes(n));
   if (model.length === 0) return null;
-  const configs = files.filter((n) => CONFIG_FILES.includes(n));
+  const configs = files.filter((n) => configFiles.includes(n));
   const viaIndex = model[0].endsWith('.index.json');
   return { entry: model[0], shards: viaIndex ? [] : model.slice(1), configs, viaIndex };
 }
@@ -174,7 +174,7 @@ export async function urlSource(url, { fetch: fetchFn, signal, config: probeConf
     extras: [],
     afterShards: async () => {
       if (!viaIndex || !probeConfig) return [];
-      const found = await Promise.all(CONFIG_FILES.map((n) => urlFile(sibling(n), { ...opts, optional: true })));
+      const found = await Promise.all(configFiles.map((n) => urlFile(sibling(n), { ...opts, optional: true })));
       return found.filter(Boolean);
     },
     find: (n) => urlFile(sibling(n), { ...opts, optional: true }),

@@ -4,7 +4,8 @@
 #include <system_error>
 
 #include "cli/ollama.h"
-#include "formats/open.h"
+#include "session/open.h"
+#include "session/registry.h"
 
 namespace amn::cli {
 namespace fs = std::filesystem;
@@ -14,17 +15,6 @@ Status add_file(FileSet& files, const fs::path& path) {
   AMN_ASSIGN(auto source, MmapSource::open(path.string()));
   files.add(path.filename().string(), std::move(source));
   return {};
-}
-
-std::string stem_of(const fs::path& p) {
-  std::string name = p.filename().string();
-  for (std::string_view suffix : {".safetensors.index.json", ".bin.index.json", ".pth.index.json", ".pt.index.json",
-                                  ".index.json", ".safetensors"}) {
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      return name.substr(0, name.size() - suffix.size());
-    }
-  }
-  return p.stem().string();
 }
 
 Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits) {
@@ -44,18 +34,16 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
     if (ec) return make_error(ErrorCode::io, "cannot list " + path + ": " + ec.message());
     auto wanted = model_files_in_folder(names);
     if (wanted.empty() || is_config_file_name(wanted.front())) {
-      return make_error(ErrorCode::io, path + " holds no model files (*.safetensors, *.index.json, *.gguf, *.bin, *.pth, *.pt, *.npz or *.npy)");
+      return make_error(ErrorCode::io, path + " holds no model files (" + model_file_patterns_text() + ")");
     }
     for (const auto& name : wanted) AMN_TRY(add_file(*out.files, folder / name));
-    out.stem = fs::absolute(p, ec).lexically_normal().filename().string();
-    if (out.stem.empty()) out.stem = fs::absolute(p, ec).parent_path().filename().string();
+    out.place = input_place(path, true, fs::absolute(p, ec).lexically_normal().string());
   } else {
     folder = p.parent_path();
     AMN_TRY(add_file(*out.files, p));
-    out.stem = stem_of(p);
+    out.place = input_place(path, false, "");
   }
   out.folder = folder.empty() ? "." : folder.string();
-  out.output_folder = out.folder;
   // Files in the order every surface uses (docs/session-protocol.md): the entry, the
   // shards an index names (added as the parser asks for them), then the config files
   // (config.json, quantize_config.json, quant_config.json) found beside it.
@@ -100,8 +88,8 @@ Result<LocalModel> open_local(const std::string& path, const ParseLimits& limits
   // not know).
   AMN_ASSIGN(auto ollama, resolve_ollama_model(path));
   AMN_ASSIGN(auto out, open_path(ollama.blob, limits));
-  out.stem = ollama.stem;
-  out.output_folder = std::string(".");  // (not = "." : GCC 12 -Wrestrict false positive)
+  out.place.stem = ollama.stem;
+  out.place.folder = out.place.folder_output_parent = std::string(".");  // (not = "." : GCC 12 -Wrestrict)
   return out;
 }
 

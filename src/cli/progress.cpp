@@ -4,14 +4,19 @@
 
 #include <cstdio>
 
-#include "report/report.h"
+#include "session/output.h"
 
 namespace amn::cli {
 
-ProgressBar::ProgressBar(std::string label) : label_(std::move(label)), enabled_(::isatty(2) == 1) {}
+ProgressBar::ProgressBar(std::string label, bool quiet)
+    : label_(std::move(label)), enabled_(!quiet && ::isatty(2) == 1) {}
 
-ProgressBar::~ProgressBar() {
-  if (enabled_ && last_permille_ >= 0) std::fputs("\r\033[K", stderr);
+void ProgressBar::clear() {
+  if (enabled_ && last_permille_ >= 0) {
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
+  last_permille_ = -1;
 }
 
 void ProgressBar::update(uint64_t done, uint64_t total) {
@@ -19,12 +24,8 @@ void ProgressBar::update(uint64_t done, uint64_t total) {
   const int permille = static_cast<int>(done * 1000 / total);
   if (permille == last_permille_) return;  // redraw at most 1000 times
   last_permille_ = permille;
-  constexpr int kWidth = 30;
-  const int filled = permille * kWidth / 1000;
-  std::string bar(filled, '#');
-  bar.append(kWidth - filled, ' ');
-  std::fprintf(stderr, "\r%s [%s] %3d%%  %s / %s\033[K", label_.c_str(), bar.c_str(), permille / 10,
-               human_bytes(done).c_str(), human_bytes(total).c_str());
+  const std::string line = progress_line(label_, done, total);
+  std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
 

@@ -19,10 +19,10 @@ constexpr uint64_t kMaxStagedInput = 2 * kMaxPieceBytes;
 
 // Inflate (a DEFLATE entry), then swap to little-endian, then gather into row-major order,
 // then copy or cast: each step only when the piece needs it.
-Status run_gather(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t> out) {
+Status run_gather(const Piece& p, const ParseLimits& requested, std::span<const uint8_t> in, std::span<uint8_t> out) {
   std::vector<uint8_t> inflated;
   if (p.inflated_size > 0) {
-    const ParseLimits limits = effective_limits(ParseLimits{});
+    const ParseLimits limits = effective_limits(requested);
     if (p.inflated_size > limits.max_single_alloc) {
       return make_error(ErrorCode::limit, "a compressed entry inflates to " + std::to_string(p.inflated_size) +
                                               " bytes, above max_single_alloc");
@@ -76,8 +76,8 @@ Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<ui
 }
 
 // Runs a piece whose input bytes are `in` (its whole input range).
-Status run_piece_on(const Piece& p, std::span<const uint8_t> in, std::span<uint8_t> out) {
-  if (p.kind == PieceKind::gather) return run_gather(p, in, out);
+Status run_piece_on(const Plan& plan, const Piece& p, std::span<const uint8_t> in, std::span<uint8_t> out) {
+  if (p.kind == PieceKind::gather) return run_gather(p, plan.limits, in, out);
   std::vector<uint8_t> swapped;  // big-endian input, made little-endian (one piece at most)
   if (p.swap_width > 1) {
     swapped.assign(in.begin(), in.end());
@@ -142,7 +142,7 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
     return {};
   }
   AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
-  return run_piece_on(p, in, out);
+  return run_piece_on(plan, p, in, out);
 }
 
 Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteHooks& hooks) {
@@ -182,7 +182,7 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
       if (staging.size() < p.in_length) staging.resize(static_cast<size_t>(p.in_length));
       const std::span<uint8_t> in(staging.data(), static_cast<size_t>(p.in_length));
       AMN_TRY(files.read_into(p.file, p.in_offset, in));
-      AMN_TRY(run_piece_on(p, in, out));
+      AMN_TRY(run_piece_on(plan, p, in, out));
       AMN_TRY(sink.write(out));
     } else {
       const std::span<uint8_t> out(buffer.get(), static_cast<size_t>(p.out_length));

@@ -268,6 +268,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
     return make_error(ErrorCode::invalid_argument, "target dtype must be bf16, f16 or f32");
   }
   Plan plan;
+  plan.limits = model.limits;
   plan.metadata = model.metadata;
   const bool gguf = options.to == OutputFormat::gguf;
   // A quantized model's passthrough tensors keep their dtype unless cast_all says otherwise.
@@ -303,6 +304,7 @@ Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optiona
     if (l.name != name) continue;
     if (!l.error.empty()) return logical_error(l);
     Plan plan;
+    plan.limits = model.limits;
     add_logical(l, to, plan);
     return plan;
   }
@@ -310,6 +312,7 @@ Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optiona
   if (!t) return make_error(ErrorCode::not_found, "no tensor named '" + std::string(name) + "'");
   AMN_TRY(check_plannable(model, *t));
   Plan plan;
+  plan.limits = model.limits;
   add_tensor(model, *t, to, plan);
   return plan;
 }

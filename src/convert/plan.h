@@ -12,9 +12,10 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/model.h"
 #include "formats/gguf/parse.h"
-#include "schemes/scheme.h"
+#include "core/logical_op.h"
 
 namespace amn {
 
@@ -26,7 +27,7 @@ inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
 // a strided view, Fortran order): its input range is inflated and/or its elements are
 // gathered into row-major order before the copy or cast.
 // dequantize_scheme: rows of a logical tensor (a quantized weight and its companions),
-// produced by its SchemeOp from several input ranges.
+// produced by its LogicalOp from several input ranges.
 enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros, gather, dequantize_scheme };
 
 struct Piece {
@@ -60,11 +61,12 @@ struct Plan {
   std::vector<TensorSpec> tensors;
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<Piece> pieces;
-  std::vector<std::shared_ptr<const SchemeOp>> ops;  // for dequantize_scheme pieces
+  std::vector<std::shared_ptr<const LogicalOp>> ops;  // for dequantize_scheme pieces
   // plan_convert only: for each output tensor, the input file its (first) record lives
   // in, so a sharded input can be written back with the same shard boundaries (shard.h).
   std::vector<uint32_t> tensor_files;
   uint64_t data_bytes = 0;  // sum of piece outputs
+  ParseLimits limits;       // the model's (Model::limits): what executing may allocate
   uint64_t output_bytes() const { return header.size() + data_bytes; }
 };
 

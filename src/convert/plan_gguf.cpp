@@ -35,7 +35,7 @@ Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan&
   // KVs: the source's (a split model's shard bookkeeping does not describe the output),
   // then the caller's, which replace same-named ones.
   std::vector<std::pair<std::string, GgufValue>> kv;
-  if (model.format == "gguf" && model.format_state) {
+  if (model.format == ModelFormat::gguf && model.format_state) {
     const auto& src = static_cast<const GgufState&>(*model.format_state).header;
     for (const auto& [k, v] : src.kv) {
       if (!starts_with(k, "split.")) kv.emplace_back(k, v);

@@ -98,6 +98,7 @@ Result<ShardedPlan> plan_shards(const Model& model, const ConvertOptions& option
     OutputShard& s = out.shards[g];
     s.name = groups.size() == 1 ? std::string(kSingleShardName) : shard_file_name(g + 1, groups.size());
     s.plan.metadata = whole.metadata;
+    s.plan.limits = whole.limits;
     s.plan.ops = whole.ops;  // dequantize_scheme pieces keep their op index
     for (uint32_t i : groups[g]) {
       place[i] = {g, static_cast<uint32_t>(s.plan.tensors.size())};

@@ -1,5 +1,9 @@
 #include "core/json.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 namespace amn {
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -26,6 +30,93 @@ void append_json_string(std::string& out, std::string_view s) {
     }
   }
   out += '"';
+}
+
+void JsonWriter::separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_items_.empty()) {
+    if (has_items_.back()) out_ += ',';
+    has_items_.back() = true;
+  }
+}
+
+JsonWriter& JsonWriter::open(char c) {
+  separate();
+  out_ += c;
+  has_items_.push_back(false);
+  return *this;
+}
+
+JsonWriter& JsonWriter::close(char c) {
+  out_ += c;
+  if (!has_items_.empty()) has_items_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  separate();
+  append_json_string(out_, k);
+  out_ += ':';
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s) {
+  separate();
+  append_json_string(out_, s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool b) {
+  separate();
+  out_ += b ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(uint64_t n) {
+  separate();
+  out_ += std::to_string(n);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(int64_t n) {
+  separate();
+  out_ += std::to_string(n);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double d) {
+  if (!std::isfinite(d)) return null();
+  separate();
+  // The shortest %g text that reads back as d (WASM's libc++ has no floating to_chars).
+  char buf[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  out_ += buf;
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  separate();
+  out_ += json;
+  return *this;
+}
+
+JsonWriter& JsonWriter::strings(const std::vector<std::string>& items) {
+  begin_array();
+  for (const auto& s : items) value(s);
+  return end_array();
 }
 
 }  // namespace amn

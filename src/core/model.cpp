@@ -25,3 +25,18 @@ const TensorRecord* Model::find(std::string_view name) const {
 }
 
 }  // namespace amn
+
+namespace amn {
+
+std::string_view model_format_name(ModelFormat format) {
+  switch (format) {
+    case ModelFormat::safetensors: return "safetensors";
+    case ModelFormat::gguf: return "gguf";
+    case ModelFormat::npy: return "npy";
+    case ModelFormat::npz: return "npz";
+    case ModelFormat::pth: return "pth";
+  }
+  return "unknown";
+}
+
+}  // namespace amn

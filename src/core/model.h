@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/limits.h"
+#include "core/logical_op.h"
 
 namespace amn {
 
@@ -58,8 +60,6 @@ struct TensorSpec {
   uint32_t ggml_type = kNoGgmlType;  // a GGUF block type copied through (GGUF output only)
 };
 
-class SchemeOp;  // schemes/scheme.h: how one quantized weight is read and dequantized
-
 // What a user means by a quantized weight: e.g. a GPTQ group (qweight, qzeros, scales,
 // g_idx) is one logical tensor "<base>.weight". Its parts are records of the model that
 // convert consumes instead of copying.
@@ -72,7 +72,7 @@ struct LogicalTensor {
   DType natural = DType::F32;        // what the producer's own dequantizer returns
   uint64_t stored_bytes = 0;         // all parts together
   std::vector<std::pair<std::string, uint32_t>> parts;  // role ("qweight", "scales", ...) -> record
-  std::shared_ptr<const SchemeOp> op;
+  std::shared_ptr<const LogicalOp> op;  // made by its scheme (src/schemes)
   // Set when the parts do not add up (a missing companion, a scale grid that fits no
   // layout): inspect shows it, converting this tensor fails with it.
   std::string error;
@@ -91,19 +91,27 @@ struct FormatState {
   virtual ~FormatState() = default;
 };
 
+// The container a model was read from. Its name, extensions and content sniff are one
+// row of the format registry (session/registry.h); the name is also here, for reports.
+enum class ModelFormat : uint8_t { safetensors, gguf, npy, npz, pth };
+std::string_view model_format_name(ModelFormat format);  // "safetensors", "gguf", "npy", "npz", "pth"
+
 struct Model {
-  std::string format;                                        // "safetensors", ...
+  ModelFormat format = ModelFormat::safetensors;
   std::vector<ModelFile> files;
   std::vector<TensorRecord> tensors;                         // in file, then offset order
   std::vector<std::pair<std::string, std::string>> metadata; // in file order
   std::string config_json;  // a sibling config.json, minified; empty when absent
   // The quantizer's own sibling config (quantize_config.json, else quant_config.json:
-  // formats/open.h) as written, minified, and its file name; empty when absent.
+  // session/open.h) as written, minified, and its file name; empty when absent.
   std::string quant_config_json, quant_config_file;
   std::string index_name;   // the *.index.json a sharded model was opened through
   bool sharded = false;     // tensors live in more than one file
   bool big_endian = false;  // multi-byte tensor data is big-endian (a big-endian GGUF)
   std::vector<std::string> warnings;  // problems that did not stop the parse
+  // The limits the model was opened with: plans made from it (and so every read of its
+  // tensors: inflating, gathering) keep to the same bounds.
+  ParseLimits limits;
   // Format-specific facts, produced by the format's module: a JSON object for the
   // model-info document ("details"; GGUF: version, alignment, every KV with its type)
   // and the same for people as (label, value) lines, long arrays summarised.

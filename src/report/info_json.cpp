@@ -64,7 +64,7 @@ std::string model_info_json(const Model& model) {
   key("amn_info_version");
   o += "1,\n";
   key("format");
-  append_json_string(o, model.format);
+  append_json_string(o, model_format_name(model.format));
   o += ",\n";
   key("sharded");
   o += model.sharded ? "true,\n" : "false,\n";

@@ -94,7 +94,7 @@ std::string render_inspect(const Model& model) {
   std::string out;
   uint64_t file_bytes = 0;
   for (const auto& f : model.files) file_bytes += f.size;
-  Table summary({"format", model.format + (model.sharded ? " (sharded)" : "")}, {false, false});
+  Table summary({"format", std::string(model_format_name(model.format)) + (model.sharded ? " (sharded)" : "")}, {false, false});
   summary.add({"files", std::to_string(model.files.size()) + " (" + human_bytes(file_bytes) + ")"});
   if (!model.index_name.empty()) summary.add({"index", model.index_name});
   summary.add({"tensors", grouped(model.tensors.size())});

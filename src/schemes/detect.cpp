@@ -54,7 +54,7 @@ ByteRange SchemeContext::range(uint32_t record) const {
 }
 
 Status detect_schemes(Model& model, FileSet& files) {
-  if (model.format != "safetensors") return {};
+  if (model.format != ModelFormat::safetensors) return {};
   SchemeContext ctx(model, files);
   AMN_TRY(detect_fp4(ctx));
   AMN_TRY(detect_bnb(ctx));

@@ -1,27 +1,11 @@
 // Quantization schemes: how a logical tensor is read from its parts and dequantized.
-// Detection (detect.h) builds one SchemeOp per quantized weight; the planner asks it which
-// byte ranges a run of output rows needs, and the executor hands it those bytes.
+// Detection (detect.h) builds one op per quantized weight, a LogicalOp
+// (core/logical_op.h) that the planner and executor drive without knowing the scheme.
 #pragma once
-#include <cstdint>
-#include <span>
-#include <vector>
-
-#include "core/dtype.h"
-#include "core/error.h"
+#include "core/logical_op.h"
 
 namespace amn {
 
-class SchemeOp {
- public:
-  virtual ~SchemeOp() = default;
-  // Output rows are the logical shape without its last dim (rows * cols = elements).
-  // Pieces start at multiples of this many rows (a scale block's height, say).
-  virtual uint64_t row_granularity() const { return 1; }
-  // The input byte ranges rows [row_begin, row_end) need, in the order run() gets them.
-  virtual std::vector<ByteRange> inputs(uint64_t row_begin, uint64_t row_end) const = 0;
-  // Writes rows [row_begin, row_end) as `to` (BF16, F16 or F32) into out.
-  virtual Status run(std::span<const std::span<const uint8_t>> in, uint64_t row_begin, uint64_t row_end,
-                     DType to, uint8_t* out) const = 0;
-};
+using SchemeOp = LogicalOp;  // the name the scheme implementations use
 
 }  // namespace amn

@@ -8,7 +8,7 @@
 
 #include "convert/execute.h"
 #include "convert/plan.h"
-#include "formats/open.h"
+#include "session/open.h"
 #include "formats/safetensors/write.h"
 #include "sparse_feed.h"
 

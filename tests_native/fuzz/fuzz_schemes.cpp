@@ -14,7 +14,7 @@
 
 #include "convert/execute.h"
 #include "convert/plan.h"
-#include "formats/open.h"
+#include "session/open.h"
 
 using namespace amn;
 

@@ -204,14 +204,10 @@ window.addEventListener('drop', async (event) => {
 
 // ---- converting ----
 
-// <stem>-<dtype|converted>.<format>, as the CLI names it.
+// <stem>-<dtype|converted>.<format>, as the CLIs name it: the core's names, computed by
+// the worker when the model opened (worker.js).
 function outputName(info, format, dtype) {
-  const first = info.index ?? info.files[0]?.name ?? 'model';
-  const base = first
-    .replace(/\.index\.json$/, '')
-    .replace(/\.(safetensors|gguf|npz|npy|pth|pt|bin)$/, '')
-    .replace(/-\d{5}-of-\d{5}$/, '');
-  return `${base || 'model'}-${dtype === 'keep' ? 'converted' : dtype}.${format}`;
+  return info.outputNames[`${format}:${dtype}`];
 }
 
 function clearDownload() {

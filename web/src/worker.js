@@ -34,7 +34,14 @@ const handlers = {
     await closeModel();
     const input = source.url ?? (source.files.length === 1 ? source.files[0] : source.files);
     model = await open(input, { signal });
-    return model.info;
+    // Default download names, from the core's rule (the CLIs' names), for every choice.
+    const outputNames = {};
+    for (const to of ['safetensors', 'gguf']) {
+      for (const dtype of ['keep', 'bf16', 'f16', 'f32']) {
+        outputNames[`${to}:${dtype}`] = model.outputName({ to, dtype: dtype === 'keep' ? undefined : dtype });
+      }
+    }
+    return { ...model.info, outputNames };
   },
 
   // Streams the converted model into a file chosen by the user (File System Access) or,

@@ -40,7 +40,7 @@ Result<Model> parse_npy(FileSet& files, uint32_t file, const ParseLimits& reques
   }
 
   Model model;
-  model.format = "npy";
+  model.format = ModelFormat::npy;
   for (uint32_t i = 0; i <= file; ++i) model.files.push_back({files.name(i), files.size(i), 0});
   model.files[file].header_bytes = data_at;
   TensorRecord r;

@@ -102,7 +102,7 @@ Result<Model> parse_npz(FileSet& files, uint32_t file, const ParseLimits& reques
   // The NPY headers come with the local headers: usually no further round.
   AMN_ASSIGN(const zip::Archive archive, zip::read_archive(files, file, limits, npy::kFirstRead));
   Model model;
-  model.format = "npz";
+  model.format = ModelFormat::npz;
   for (uint32_t i = 0; i <= file; ++i) model.files.push_back({files.name(i), files.size(i), 0});
   std::vector<std::string> skipped;
   std::vector<npy::ArrayNote> notes;

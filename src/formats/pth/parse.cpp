@@ -249,7 +249,7 @@ Result<Model> parse_legacy(FileSet& files, uint32_t file, const ParseLimits& lim
     }
 
     Model model;
-    model.format = "pth";
+    model.format = ModelFormat::pth;
     model.files.push_back({files.name(file), size, at});
     model.big_endian = !little;
     for (const auto& t : walked.tensors) {
@@ -363,7 +363,7 @@ Result<Model> parse_zip(FileSet& files, uint32_t file, const ParseLimits& limits
     places.emplace(key, place);
   }
   Model model;
-  model.format = "pth";
+  model.format = ModelFormat::pth;
   model.files.push_back({files.name(file), files.size(file), 0});
   model.big_endian = big;
   for (const auto& t : walked.tensors) {

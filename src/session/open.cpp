@@ -1,4 +1,4 @@
-#include "formats/open.h"
+#include "session/open.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include "formats/safetensors/index.h"
 #include "formats/safetensors/parse.h"
 #include "schemes/detect.h"
+#include "session/registry.h"
 
 namespace amn {
 namespace {
@@ -131,7 +132,7 @@ Status add_shards(FileSet& files, const std::vector<uint32_t>& ids, const ParseL
 
 Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
   Model model;
-  model.format = "safetensors";
+  model.format = ModelFormat::safetensors;
   for (uint32_t i = 0; i < files.count(); ++i) model.files.push_back({files.name(i), files.size(i), 0});
   std::map<std::string, uint32_t, std::less<>> owner;
 
@@ -158,7 +159,7 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
                                                       index.shards.front() + ", " + shard + ")");
       }
     }
-    if (torch) model.format = "pth";
+    if (torch) model.format = ModelFormat::pth;
     AMN_TRY(add_shards(files, ids, limits, model, owner));
     for (const auto& [tensor, shard] : index.weight_map) {
       auto it = owner.find(tensor);
@@ -234,7 +235,7 @@ std::string split_file_name(const std::string& prefix, uint32_t no, uint32_t cou
 // A GGUF file, or every shard of a split model (llama.cpp's gguf-split naming and KVs).
 Result<Model> open_gguf(FileSet& files, const ParseLimits& limits) {
   Model model;
-  model.format = "gguf";
+  model.format = ModelFormat::gguf;
   for (uint32_t i = 0; i < files.count(); ++i) model.files.push_back({files.name(i), files.size(i), 0});
   AMN_ASSIGN(auto first, parse_gguf(files, 0, limits));
   std::vector<std::pair<uint32_t, GgufFile>> shards;  // (file id, header) in shard order
@@ -312,75 +313,72 @@ Result<Model> open_gguf(FileSet& files, const ParseLimits& limits) {
 
 }  // namespace
 
-Result<Model> open_model(FileSet& files, const ParseLimits& limits) {
+// The rows' open functions and sniffs (registry.cpp).
+namespace detail {
+
+Result<Model> open_safetensors_set(FileSet& files, const ParseLimits& limits) { return open_safetensors(files, limits); }
+Result<Model> open_gguf_set(FileSet& files, const ParseLimits& limits) { return open_gguf(files, limits); }
+Result<Model> open_npy_file(FileSet& files, const ParseLimits& limits) {
+  return with_sibling_config(files, limits, parse_npy(files, 0, limits));
+}
+Result<Model> open_npz_file(FileSet& files, const ParseLimits& limits) {
+  return with_sibling_config(files, limits, parse_npz(files, 0, limits));
+}
+Result<Model> open_pth_file(FileSet& files, const ParseLimits& limits) {
+  return with_sibling_config(files, limits, parse_pth(files, 0, limits));
+}
+// A ZIP told by content is a torch.save archive when it holds a pickle, else NumPy's savez.
+Result<Model> open_zip_or_legacy_pth(FileSet& files, const ParseLimits& limits) {
+  AMN_ASSIGN(auto head, files.read(0, 0, std::min(files.size(0), kSafetensorsReadAhead)));
+  if (!looks_like_zip(head)) return open_pth_file(files, limits);
+  auto archive = zip::read_archive(files, 0, limits, npy::kFirstRead);
+  if (!archive) return with_file_prefix(files.name(0), std::move(archive).error());
+  const bool torch = std::any_of(archive->entries.begin(), archive->entries.end(), [](const zip::Entry& e) {
+    return e.name == "data.pkl" || ends_with(e.name, "/data.pkl");
+  });
+  return torch ? open_pth_file(files, limits) : open_npz_file(files, limits);
+}
+bool sniff_torch(std::span<const uint8_t> head, uint64_t) { return looks_like_zip(head) || looks_like_legacy_pth(head); }
+bool sniff_npy(std::span<const uint8_t> head, uint64_t) { return looks_like_npy(head); }
+bool sniff_gguf(std::span<const uint8_t> head, uint64_t) { return looks_like_gguf(head); }
+bool sniff_safetensors(std::span<const uint8_t> head, uint64_t size) { return looks_like_safetensors(head, size); }
+
+}  // namespace detail
+
+namespace {
+
+Result<Model> open_by_format(FileSet& files, const ParseLimits& limits) {
   if (files.count() == 0) return make_error(ErrorCode::invalid_argument, "no file to open");
   const std::string& entry = files.name(0);
-  if (ends_with(entry, ".gguf")) return open_gguf(files, limits);
-  if (ends_with(entry, ".npy")) return with_sibling_config(files, limits, parse_npy(files, 0, limits));
-  if (ends_with(entry, ".npz")) return with_sibling_config(files, limits, parse_npz(files, 0, limits));
-  // .bin is too common a name to trust: it is told by content below like an unknown one.
-  if (is_torch_name(entry) && !ends_with(entry, ".bin")) return with_sibling_config(files, limits, parse_pth(files, 0, limits));
-  if (!ends_with(entry, ".index.json") && !ends_with(entry, ".safetensors")) {
-    // Unknown extension: decide by content, from the window the safetensors parser reads
-    // first (a GGUF without its extension costs one more round trip, no more).
-    const uint64_t size = files.size(0);
-    AMN_ASSIGN(auto head, files.read(0, 0, std::min(size, kSafetensorsReadAhead)));
-    if (looks_like_gguf(head)) return open_gguf(files, limits);
-    if (looks_like_npy(head)) return with_sibling_config(files, limits, parse_npy(files, 0, limits));
-    // A ZIP is a torch.save archive when it holds a pickle, else NumPy's savez.
-    if (looks_like_zip(head)) {
-      auto archive = zip::read_archive(files, 0, limits, npy::kFirstRead);
-      if (!archive) return with_file_prefix(entry, std::move(archive).error());
-      const bool torch = std::any_of(archive->entries.begin(), archive->entries.end(), [](const zip::Entry& e) {
-        return e.name == "data.pkl" || ends_with(e.name, "/data.pkl");
-      });
-      return with_sibling_config(files, limits, torch ? parse_pth(files, 0, limits) : parse_npz(files, 0, limits));
-    }
-    if (looks_like_legacy_pth(head)) return with_sibling_config(files, limits, parse_pth(files, 0, limits));
-    if (!looks_like_safetensors(head, size)) {
-      return make_error(ErrorCode::unsupported,
-                        entry + ": not a recognised tensor file (supported: safetensors, sharded safetensors, GGUF, "
-                                "NumPy .npy/.npz, PyTorch .pth/.pt/.bin)", 0);
-    }
+  if (const FormatRow* row = format_by_extension(entry)) return row->open(files, limits);
+  // No trusted extension: decide by content, from the window the safetensors parser
+  // reads first (a GGUF without its extension costs one more round trip, no more).
+  const uint64_t size = files.size(0);
+  AMN_ASSIGN(auto head, files.read(0, 0, std::min(size, kSafetensorsReadAhead)));
+  for (const FormatRow& row : format_rows()) {
+    if (row.sniff && row.sniff(head, size)) return (row.open_sniffed ? row.open_sniffed : row.open)(files, limits);
   }
-  return open_safetensors(files, limits);
+  return make_error(ErrorCode::unsupported,
+                    entry + ": not a recognised tensor file (supported: " + supported_formats_text() + ")", 0);
+}
+
+}  // namespace
+
+Result<Model> open_model(FileSet& files, const ParseLimits& limits) {
+  AMN_ASSIGN(auto model, open_by_format(files, limits));
+  model.limits = limits;
+  return model;
 }
 
 std::vector<std::string> model_files_in_folder(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
-  std::vector<std::string> out, shards;
-  for (const auto& n : names) {
-    if (ends_with(n, ".safetensors.index.json")) out.push_back(n);
-    else if (ends_with(n, ".safetensors")) shards.push_back(n);
-  }
-  if (out.size() > 1) out.clear();  // several indexes: ambiguous, fall back to the shards
-  out.insert(out.end(), shards.begin(), shards.end());
-  if (out.empty()) {
-    // No safetensors: the first GGUF; for a split model, shard 1 (the parser asks for the rest).
-    for (const auto& n : names) {
-      if (!ends_with(n, ".gguf")) continue;
-      auto split = gguf_split_name(n);
-      if (!split || split->no == 1) {
-        out.push_back(n);
-        break;
-      }
-    }
-  }
-  if (out.empty()) {
-    // No safetensors or GGUF: a PyTorch index (its shards are asked for), else the first
-    // PyTorch file, else the first NumPy file.
-    for (const auto& n : names) {
-      if (ends_with(n, ".bin.index.json") || ends_with(n, ".pt.index.json") || ends_with(n, ".pth.index.json")) {
-        out.push_back(n);
-        break;
-      }
-    }
-  }
-  for (std::string_view group : {"torch", "numpy"}) {
-    for (const auto& n : names) {
-      if (!out.empty()) break;
-      if (group == "torch" ? is_torch_name(n) : (ends_with(n, ".npz") || ends_with(n, ".npy"))) out.push_back(n);
-    }
+  std::vector<const FormatRow*> rows;
+  for (const FormatRow& row : format_rows()) rows.push_back(&row);
+  std::stable_sort(rows.begin(), rows.end(), [](const FormatRow* a, const FormatRow* b) { return a->folder_rank < b->folder_rank; });
+  std::vector<std::string> out;
+  for (const FormatRow* row : rows) {
+    if (!out.empty()) break;
+    if (row->pick_in_folder) out = row->pick_in_folder(names);
   }
   if (!out.empty()) {
     for (const char* config : kConfigFileNames) {
@@ -389,6 +387,52 @@ std::vector<std::string> model_files_in_folder(std::vector<std::string> names) {
   }
   return out;
 }
+
+namespace detail {
+
+// Exactly one *.safetensors.index.json, else every *.safetensors (several indexes are
+// ambiguous: fall back to the shards).
+std::vector<std::string> pick_safetensors(const std::vector<std::string>& names) {
+  std::vector<std::string> out, shards;
+  for (const auto& n : names) {
+    if (ends_with(n, ".safetensors.index.json")) out.push_back(n);
+    else if (ends_with(n, ".safetensors")) shards.push_back(n);
+  }
+  if (out.size() > 1) out.clear();
+  out.insert(out.end(), shards.begin(), shards.end());
+  return out;
+}
+
+// The first GGUF; for a split model, shard 1 (the parser asks for the rest).
+std::vector<std::string> pick_gguf(const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    if (!ends_with(n, ".gguf")) continue;
+    auto split = gguf_split_name(n);
+    if (!split || split->no == 1) return {n};
+  }
+  return {};
+}
+
+// A PyTorch index (its shards are asked for), else the first PyTorch file.
+std::vector<std::string> pick_torch(const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    if (ends_with(n, ".bin.index.json") || ends_with(n, ".pt.index.json") || ends_with(n, ".pth.index.json")) return {n};
+  }
+  for (const auto& n : names) {
+    if (is_torch_name(n)) return {n};
+  }
+  return {};
+}
+
+// The first NumPy file (.npz or .npy: one rank for both).
+std::vector<std::string> pick_numpy(const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    if (ends_with(n, ".npz") || ends_with(n, ".npy")) return {n};
+  }
+  return {};
+}
+
+}  // namespace detail
 
 bool is_config_file_name(std::string_view name) {
   return std::find(kConfigFileNames.begin(), kConfigFileNames.end(), name) != kConfigFileNames.end();

@@ -1,0 +1,239 @@
+#include "session/command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include "core/json.h"
+#include "session/registry.h"
+
+namespace amn {
+namespace {
+
+constexpr const char* kVerbHelp[] = {
+    "List every stored tensor record with its byte range",
+    "Summarise a model: dtypes, parameters, tensors (header only)",
+    "Dequantize / cast to full precision, written as safetensors",
+    "Convert a model to another format, streaming tensor by tensor",
+};
+
+std::string footer() {
+  return "PATH is a model file, a folder of shards, a *.index.json, ollama:<model>[:<tag>] or (Node) an http(s) URL.\n"
+         "Output names: <stem>-<dtype|converted>.<format> beside the input; a sharded safetensors\n"
+         "input gives a folder <stem>-<dtype|converted>/ of shards and an index (same boundaries;\n"
+         "--max-shard-size re-shards, --shards 1 or -o NAME.safetensors writes one file).\n"
+         "Formats:\n" + supported_formats_lines() + "Docs: docs/cli.md";
+}
+
+// One option of the table on a CLI11 command, storing into `text` (one value or a list).
+template <class T>
+CLI::Option* add(CLI::App* app, OptionId id, T& text) {
+  const OptionRow& row = option_row(id);
+  auto* o = app->add_option(std::string(row.flags), text, std::string(row.help));
+  o->type_name(std::string(row.value));
+  if (!row.choices.empty()) {
+    std::vector<std::string> choices(row.choices.begin(), row.choices.end());
+    o->check(CLI::IsMember(choices));
+  }
+  return o;
+}
+
+CLI::Option* add_flag(CLI::App* app, OptionId id, bool& flag) {
+  const OptionRow& row = option_row(id);
+  return app->add_flag(std::string(row.flags), flag, std::string(row.help));
+}
+
+struct Raw {
+  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata;
+  std::vector<std::string> gguf_kv;
+  bool json = false, cast_all = false, force = false, no_sync = false, quiet = false;
+  std::string limits[4];
+};
+
+void add_limits(CLI::App* app, Raw& raw) {
+  const OptionId ids[] = {OptionId::max_single_alloc, OptionId::max_total_bytes, OptionId::max_item_count,
+                          OptionId::max_decompression_ratio};
+  for (int i = 0; i < 4; ++i) add(app, ids[i], raw.limits[i])->group("Limits");
+}
+
+void add_writing(CLI::App* app, Raw& raw) {
+  add(app, OptionId::shards, raw.shards);
+  add(app, OptionId::max_shard_size, raw.max_shard_size);
+  add_flag(app, OptionId::force, raw.force);
+  add_flag(app, OptionId::no_sync, raw.no_sync);
+  add_flag(app, OptionId::quiet, raw.quiet);
+}
+
+Result<ParseLimits> limits_of(const Raw& raw) {
+  std::string json = "{";
+  const OptionId ids[] = {OptionId::max_single_alloc, OptionId::max_total_bytes, OptionId::max_item_count,
+                          OptionId::max_decompression_ratio};
+  for (int i = 0; i < 4; ++i) {
+    if (raw.limits[i].empty()) continue;
+    std::string number = raw.limits[i];
+    if (i < 3) {  // sizes may be written as sizes: "2GB", "512MiB"
+      auto n = parse_shard_size(number);
+      if (!n) return make_error(ErrorCode::invalid_argument, option_name(ids[i], Surface::cli) + ": " + n.error().message);
+      number = std::to_string(*n);
+    } else {
+      char* end = nullptr;
+      const double d = std::strtod(number.c_str(), &end);
+      if (end == number.c_str() || *end != '\0' || !(d > 0)) {
+        return make_error(ErrorCode::invalid_argument, option_name(ids[i], Surface::cli) + " must be a positive number");
+      }
+    }
+    if (json.size() > 1) json += ',';
+    append_json_string(json, option_row(ids[i]).api_key);
+    json += ":" + number;
+  }
+  return limits_from_json(json + "}", Surface::cli);
+}
+
+Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
+  ConvertRequest r;
+  r.verb = verb;
+  if (verb == Verb::convert) r.to = raw.format == "gguf" ? OutputFormat::gguf : OutputFormat::safetensors;
+  const std::string& dtype = verb == Verb::remember ? raw.to : raw.dtype;
+  if (!dtype.empty()) {
+    AMN_ASSIGN(r.dtype, float_target(dtype, verb == Verb::remember ? OptionId::to : OptionId::dtype, Surface::cli));
+  }
+  r.cast_all = raw.cast_all;
+  if (raw.shards == "1") r.shards = ShardMode::one;
+  if (raw.shards == "input") r.shards = ShardMode::input;
+  if (!raw.max_shard_size.empty()) {
+    AMN_ASSIGN(r.max_shard_bytes, parse_shard_size(raw.max_shard_size));
+  }
+  if (r.max_shard_bytes > 0 && r.shards == ShardMode::one) {
+    return make_error(ErrorCode::invalid_argument, "--max-shard-size and --shards 1 contradict each other");
+  }
+  if (r.to == OutputFormat::gguf && (r.max_shard_bytes > 0 || r.shards == ShardMode::input)) {
+    return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
+  }
+  r.gguf_kv = raw.gguf_kv;
+  r.gguf_metadata_file = raw.gguf_metadata;
+  r.output = raw.output;
+  r.force = raw.force;
+  r.sync = !raw.no_sync;
+  r.quiet = raw.quiet;
+  return r;
+}
+
+bool is_verb(const std::string& word) {
+  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert"}) {
+    if (word == v) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  CommandLine out;
+  Raw raw;
+  CLI::App app{"amn (anamnesis): inspect tensor files and recover full precision from them", "amn"};
+  app.require_subcommand(1, 1);
+  app.footer(footer());
+  bool version = false;
+  app.add_flag("--version", version, "Display program version information and exit");
+
+  CLI::App* verbs[4];
+  verbs[0] = app.add_subcommand("parse", kVerbHelp[0]);
+  verbs[1] = app.add_subcommand("inspect", kVerbHelp[1]);
+  verbs[1]->alias("info");
+  for (int v = 0; v < 2; ++v) {
+    verbs[v]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+    add_flag(verbs[v], OptionId::json, raw.json);
+    add_limits(verbs[v], raw);
+  }
+  verbs[2] = app.add_subcommand("remember", kVerbHelp[2]);
+  verbs[2]->alias("dequantize");
+  verbs[2]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+  add(verbs[2], OptionId::output, raw.output);
+  raw.to = "bf16";
+  add(verbs[2], OptionId::to, raw.to)->default_str("bf16");
+  add_flag(verbs[2], OptionId::cast_all, raw.cast_all);
+  add_writing(verbs[2], raw);
+  add_limits(verbs[2], raw);
+
+  verbs[3] = app.add_subcommand("convert", kVerbHelp[3]);
+  verbs[3]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+  add(verbs[3], OptionId::format, raw.format)->required();
+  add(verbs[3], OptionId::dtype, raw.dtype);
+  add(verbs[3], OptionId::gguf_kv, raw.gguf_kv);
+  add(verbs[3], OptionId::gguf_metadata, raw.gguf_metadata);
+  add(verbs[3], OptionId::output, raw.output);
+  add_flag(verbs[3], OptionId::cast_all, raw.cast_all);
+  add_writing(verbs[3], raw);
+  add_limits(verbs[3], raw);
+
+  // An unknown verb is named as such (CLI11 would only say a subcommand is required).
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_verb(args[0])) {
+    out.text = "unknown subcommand: " + args[0];
+    return out;
+  }
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out.kind = CommandLine::Kind::help;
+    out.text = app.help();
+    return out;
+  } catch (const CLI::CallForAllHelp&) {
+    out.kind = CommandLine::Kind::help;
+    out.text = app.help("", CLI::AppFormatMode::All);
+    return out;
+  } catch (const CLI::ParseError& e) {
+    if (version) {
+      out.kind = CommandLine::Kind::version;
+      return out;
+    }
+    out.text = e.what();
+    return out;
+  }
+  for (int v = 0; v < 4; ++v) {
+    if (!verbs[v]->parsed()) continue;
+    out.verb = static_cast<Verb>(v);
+    out.open.input = raw.path;
+    out.json = raw.json;
+    auto limits = limits_of(raw);
+    if (!limits) {
+      out.text = limits.error().message;
+      return out;
+    }
+    out.open.limits = *limits;
+    out.kind = CommandLine::Kind::run;
+    if (v >= 2) {
+      auto request = request_of(out.verb, raw);
+      if (!request) {  // well-formed but contradictory: an error of the run, not of usage
+        out.kind = CommandLine::Kind::error;
+        out.error = std::move(request).error();
+        return out;
+      }
+      out.convert = std::move(request).value();
+    }
+  }
+  return out;
+}
+
+std::string command_line_json(const CommandLine& c) {
+  static constexpr const char* kKinds[] = {"run", "help", "version", "usage_error", "error"};
+  JsonWriter w;
+  w.begin_object().key("kind").value(kKinds[static_cast<int>(c.kind)]).key("text").value(c.text);
+  if (c.kind == CommandLine::Kind::error) {
+    w.key("code").value(error_code_name(c.error.code)).key("message").value(c.error.message);
+  }
+  if (c.kind == CommandLine::Kind::run) {
+    w.key("verb").value(verb_name(c.verb)).key("input").value(c.open.input).key("json").value(c.json);
+    w.key("limits").raw(limits_json(c.open.limits));
+    if (c.verb == Verb::remember || c.verb == Verb::convert) w.key("request").raw(convert_request_json(c.convert));
+  }
+  return w.end_object().take();
+}
+
+std::string usage_error_text(const std::string& message) {
+  return "amn: usage error: " + message + "\nRun 'amn --help' for usage.\n";
+}
+
+std::string version_text(std::string_view kernels) {
+  return std::string("amn ") + AMN_VERSION + " (kernels: " + std::string(kernels) + ")\n";
+}
+
+}  // namespace amn

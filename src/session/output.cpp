@@ -1,0 +1,268 @@
+#include "session/output.h"
+
+#include <cstdio>
+
+#include <simdjson.h>
+
+#include "core/json.h"
+#include "report/report.h"
+#include "session/views.h"
+#include "session/registry.h"
+
+namespace amn {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+std::string join(std::string_view folder, std::string_view name) {
+  std::string out(folder);
+  if (out.empty()) out = ".";
+  if (out.back() != '/') out += '/';
+  return out + std::string(name);
+}
+
+// "-00001-of-00003" at the end: a shard number (transformers' and gguf-split's names).
+bool strip_shard_number(std::string& s) {
+  constexpr size_t kLen = 15;  // -00001-of-00003
+  if (s.size() <= kLen) return false;
+  const std::string_view t = std::string_view(s).substr(s.size() - kLen);
+  for (size_t i = 0; i < kLen; ++i) {
+    const bool digit = (i >= 1 && i <= 5) || (i >= 10);
+    if (digit ? !(t[i] >= '0' && t[i] <= '9') : t[i] != "-00000-of-00000"[i]) return false;
+  }
+  s.resize(s.size() - kLen);
+  return true;
+}
+
+std::string suffix_of(const ConvertRequest& r) {
+  if (!r.dtype) return "converted";
+  std::string d(dtype_name(*r.dtype));
+  for (auto& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return d;
+}
+
+}  // namespace
+
+std::string output_stem(std::string_view entry_name) {
+  std::string name(entry_name);
+  if (const auto slash = name.find_last_of('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  // The longest known suffix: ".safetensors.index.json" before ".index.json" before ".json".
+  bool cut = false;
+  for (std::string_view suffix : {".safetensors.index.json", ".bin.index.json", ".pth.index.json", ".pt.index.json",
+                                  ".index.json"}) {
+    if (name.size() > suffix.size() && ends_with(name, suffix)) {
+      name.resize(name.size() - suffix.size());
+      cut = true;
+      break;
+    }
+  }
+  if (!cut) {
+    for (const FormatRow& row : format_rows()) {
+      for (auto ext : row.extensions) {
+        if (!cut && name.size() > ext.size() && ends_with(name, ext)) {
+          name.resize(name.size() - ext.size());
+          cut = true;
+        }
+      }
+    }
+  }
+  if (!cut) {
+    // An unknown extension (a GGUF blob named sha256-..., a model.ckpt2): drop the last one.
+    const auto dot = name.find_last_of('.');
+    if (dot != std::string::npos && dot > 0) name.resize(dot);
+  }
+  strip_shard_number(name);
+  return name.empty() ? "model" : name;
+}
+
+bool is_url(std::string_view s) {
+  auto starts = [&](std::string_view p) {
+    if (s.size() < p.size()) return false;
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(s[i])) != p[i]) return false;
+    }
+    return true;
+  };
+  return starts("http://") || starts("https://");
+}
+
+namespace {
+
+std::string_view trim_slashes(std::string_view s) {
+  while (s.size() > 1 && s.back() == '/') s.remove_suffix(1);
+  return s;
+}
+
+std::string_view base_name(std::string_view s) {
+  s = trim_slashes(s);
+  const auto slash = s.find_last_of('/');
+  return slash == std::string_view::npos ? s : s.substr(slash + 1);
+}
+
+std::string dir_name(std::string_view s) {
+  s = trim_slashes(s);
+  const auto slash = s.find_last_of('/');
+  if (slash == std::string_view::npos) return ".";
+  return slash == 0 ? "/" : std::string(s.substr(0, slash));
+}
+
+std::string percent_decoded(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1; };
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+InputPlace input_place(std::string_view path, bool is_folder, std::string_view absolute_folder) {
+  InputPlace place;
+  if (is_url(path)) {
+    std::string_view rest = path.substr(path.find("//") + 2);
+    rest = rest.substr(0, rest.find_first_of("?#"));
+    const auto slash = rest.find('/');
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+    place.stem = output_stem(percent_decoded(base_name(rest)));
+    place.folder = place.folder_output_parent = ".";
+  } else if (is_folder) {
+    place.stem = std::string(base_name(absolute_folder));
+    if (place.stem.empty() || place.stem == "/") place.stem = "model";
+    place.folder = std::string(path);
+    place.folder_output_parent = dir_name(absolute_folder);
+  } else {
+    place.stem = output_stem(base_name(path));
+    place.folder = place.folder_output_parent = dir_name(path);
+  }
+  return place;
+}
+
+Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, Destination destination,
+                                   Surface surface) {
+  OutputLayout out;
+  const bool asked = r.max_shard_bytes > 0 || r.shards == ShardMode::input;
+  if (r.to != OutputFormat::safetensors) {
+    if (asked || destination == Destination::per_file) {
+      return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
+    }
+    return out;
+  }
+  if (destination == Destination::per_file) {
+    out.folder = true;
+    out.single = r.shards == ShardMode::one;
+    return out;
+  }
+  if (r.shards == ShardMode::one) return out;
+  const bool names_file = destination == Destination::path && ends_with(r.output, ".safetensors");
+  if (asked && destination == Destination::single) {
+    return make_error(ErrorCode::invalid_argument,
+                      "a sharded output needs a folder: openShard, or in Node a folder path as sink");
+  }
+  if (asked && names_file) {
+    return make_error(ErrorCode::invalid_argument, r.output + " names a file: a sharded output is a folder (or pass " +
+                                                       option_name(OptionId::shards, surface) + " 1)");
+  }
+  out.folder = destination == Destination::path && (asked || (sharded_input && !names_file));
+  return out;
+}
+
+std::string default_output_name(const ConvertRequest& r, std::string_view stem, bool folder) {
+  std::string name = std::string(stem) + "-" + suffix_of(r);
+  if (!folder) name += r.to == OutputFormat::gguf ? ".gguf" : ".safetensors";
+  return name;
+}
+
+std::string default_output(const ConvertRequest& r, const InputPlace& place, bool folder) {
+  return join(folder ? place.folder_output_parent : place.folder, default_output_name(r, place.stem, folder));
+}
+
+std::string output_plan_json(std::string_view json) {
+  auto fail = [](const Error& e) { return status_json(&e); };
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(json.data(), json.size()).get_object().get(obj)) {
+    return fail(make_error(ErrorCode::invalid_argument, "output plan: not a JSON object"));
+  }
+  std::string_view text;
+  const Surface surface = !obj["surface"].get_string().get(text) && text == "cli" ? Surface::cli : Surface::api;
+  const Verb verb = !obj["request"]["verb"].get_string().get(text) && text == "remember" ? Verb::remember : Verb::convert;
+  simdjson::dom::element request_json;
+  const std::string request_text = obj["request"].get(request_json) ? "{}" : simdjson::to_string(request_json);
+  auto request = convert_request_from_json(request_text, verb, surface);
+  if (!request) return fail(request.error());
+  bool sharded = false;
+  if (obj["shardedInput"].get_bool().get(sharded)) {}
+  Destination destination = Destination::path;
+  if (!obj["destination"].get_string().get(text)) {
+    if (text == "per_file") destination = Destination::per_file;
+    else if (text == "single") destination = Destination::single;
+  }
+  auto layout = output_layout(*request, sharded, destination, surface);
+  if (!layout) return fail(layout.error());
+  JsonWriter w;
+  w.begin_object().key("ok").value(true).key("folder").value(layout->folder).key("single").value(layout->single);
+  simdjson::dom::object place;
+  std::string stem = "model";
+  if (!obj["place"].get_object().get(place)) {
+    InputPlace where;
+    if (!place["entry"].get_string().get(text)) {
+      stem = output_stem(text);
+    } else {
+      std::string_view path, absolute;
+      bool folder = false;
+      if (place["path"].get_string().get(path)) {}
+      if (place["absolute"].get_string().get(absolute)) {}
+      if (place["isFolder"].get_bool().get(folder)) {}
+      where = input_place(path, folder, absolute);
+      stem = where.stem;
+      w.key("target").value(request->output.empty() ? default_output(*request, where, layout->folder) : request->output);
+    }
+  }
+  w.key("name").value(default_output_name(*request, stem, layout->folder));
+  return w.end_object().take();
+}
+
+Error output_is_input(std::string_view target) {
+  return make_error(ErrorCode::invalid_argument, std::string(target) + " is an input of this conversion");
+}
+
+Error output_holds_input(std::string_view target, std::string_view input_name) {
+  return make_error(ErrorCode::invalid_argument,
+                    std::string(target) + " holds an input of this conversion (" + std::string(input_name) + ")");
+}
+
+Error output_exists(std::string_view target, Surface surface) {
+  return make_error(ErrorCode::exists, std::string(target) + " already exists (" +
+                                           (surface == Surface::cli ? "use --force" : "pass { overwrite: true }") +
+                                           " to replace it)");
+}
+
+std::string wrote_line(std::string_view target, bool folder, uint64_t shards, uint64_t tensors, uint64_t bytes) {
+  std::string shown(target);
+  if (!folder) return "wrote " + shown + " (" + std::to_string(tensors) + " tensors, " + human_bytes(bytes) + ")\n";
+  while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+  return "wrote " + shown + "/ (" + std::to_string(shards) + " shard" + (shards == 1 ? "" : "s") + ", " +
+         std::to_string(tensors) + " tensors, " + human_bytes(bytes) + ")\n";
+}
+
+std::string progress_line(std::string_view label, uint64_t done, uint64_t total) {
+  const int permille = total ? static_cast<int>(done * 1000 / total) : 0;
+  constexpr int kWidth = 30;
+  const int filled = permille * kWidth / 1000;
+  std::string bar(filled, '#');
+  bar.append(kWidth - filled, ' ');
+  char pct[8];
+  std::snprintf(pct, sizeof pct, "%3d", permille / 10);
+  return "\r" + std::string(label) + " [" + bar + "] " + pct + "%  " + human_bytes(done) + " / " + human_bytes(total) +
+         "\x1b[K";
+}
+
+}  // namespace amn

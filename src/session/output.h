@@ -1,0 +1,74 @@
+// The output policy: default names, one file or a folder of shards, what may not be
+// overwritten, and the lines a CLI prints about it. One rule for the native CLI, the
+// Node CLI, the npm API and the page; the surfaces do only the file-system I/O.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "session/request.h"
+
+namespace amn {
+
+// The stem default output names start from: the entry's name without its format suffix
+// and without a shard number ("model" for model.safetensors, model.safetensors.index.json,
+// model-00001-of-00003.gguf; "weights" for weights.npz).
+std::string output_stem(std::string_view entry_name);
+
+// Where an input lives, as the surface found it.
+struct InputPlace {
+  std::string stem;    // output_stem(entry), or a folder input's own name
+  std::string folder;  // where a one-file output goes by default ("." for URLs and ollama:)
+  // Where a folder output goes by default: beside the input, so for a folder input its
+  // parent folder, else `folder`.
+  std::string folder_output_parent;
+};
+
+bool is_url(std::string_view input);  // http:// or https://, any case
+// The place of an input as given (`path`), whether it is a folder, and (for a folder) its
+// absolute, normalised form: the surface's file-system answers, the core's rule.
+InputPlace input_place(std::string_view path, bool is_folder, std::string_view absolute_folder);
+
+// What the destination can be: a path (CLI, a Node path sink), a function that opens one
+// sink per file (the npm API's openShard, the page's folder picker), or a single sink.
+enum class Destination : uint8_t { path, per_file, single };
+
+struct OutputLayout {
+  bool folder = false;  // shards + index, rather than one file
+  bool single = false;  // per_file destination asked for one file (shards: 1)
+};
+
+// One file or a folder of shards: a sharded safetensors input gives a sharded output
+// (same boundaries) unless shards: 1 or the path names a .safetensors file; a maximum
+// shard size or shards: 'input' always asks for a folder. GGUF output is one file.
+Result<OutputLayout> output_layout(const ConvertRequest& request, bool sharded_input, Destination destination,
+                                   Surface surface);
+
+// The default output: <stem>-<dtype|converted>.<format> in place.folder, or the folder
+// <stem>-<dtype|converted> in place.folder_output_parent.
+std::string default_output(const ConvertRequest& request, const InputPlace& place, bool folder);
+// The name alone (the page's download name): "<stem>-bf16.safetensors".
+std::string default_output_name(const ConvertRequest& request, std::string_view stem, bool folder);
+
+// The whole policy in one call, for the JS surfaces: {"request": convert request JSON,
+// "surface": "cli"|"api", "shardedInput": bool, "destination": "path"|"per_file"|"single",
+// "place": {"path", "isFolder", "absolute"} | {"entry": file name} (optional)} ->
+// {"ok": true, "folder", "single", "target": request.output or the default (null without
+// a place), "name": the default file or folder name}, or an error status.
+std::string output_plan_json(std::string_view json);
+
+// Refusals every surface words the same way.
+Error output_is_input(std::string_view target);
+Error output_holds_input(std::string_view target, std::string_view input_name);
+Error output_exists(std::string_view target, Surface surface);
+
+// "wrote out.safetensors (3 tensors, 1.2 KiB)\n", or for a folder
+// "wrote out/ (2 shards, 3 tensors, 1.2 KiB)\n".
+std::string wrote_line(std::string_view target, bool folder, uint64_t shards, uint64_t tensors, uint64_t bytes);
+
+// A progress bar line for a terminal: "\rconvert [####    ]  42%  1.0 MiB / 2.4 MiB\x1b[K".
+// permille is done * 1000 / total.
+std::string progress_line(std::string_view label, uint64_t done, uint64_t total);
+
+}  // namespace amn

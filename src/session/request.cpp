@@ -1,0 +1,296 @@
+#include "session/request.h"
+
+#include <array>
+#include <cmath>
+
+#include <simdjson.h>
+
+#include "core/json.h"
+#include "formats/gguf/kv_input.h"
+
+namespace amn {
+namespace {
+
+using namespace std::string_view_literals;
+
+constexpr std::array kFloatTargets = {"bf16"sv, "f16"sv, "f32"sv};
+constexpr std::array kOutputFormats = {"safetensors"sv, "gguf"sv};
+constexpr std::array kShardChoices = {"1"sv, "input"sv};
+constexpr std::array<std::string_view, 0> kAny = {};
+
+// One row per option of every verb: the help texts of both CLIs and the names in every
+// message come from here.
+const std::array<OptionRow, 17> kOptions = {{
+    {OptionId::output, "output", "-o,--output", "OUT",
+     "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
+    {OptionId::to, "to", "--to", "DTYPE", "target dtype (default: the natural dtype; see 'Output names')",
+     kFloatTargets},
+    {OptionId::format, "to", "--to", "FORMAT", "output format", kOutputFormats},
+    {OptionId::dtype, "dtype", "--dtype", "DTYPE", "cast floating tensors to this dtype (default: keep)",
+     kFloatTargets},
+    {OptionId::cast_all, "castAll", "--cast-all", "",
+     "quantized models: cast the unquantized tensors (norms, embeddings) to the target dtype as well", kAny},
+    {OptionId::shards, "shards", "--shards", "N",
+     "1: one file; input: the input's shard boundaries (default for a sharded input)", kShardChoices},
+    {OptionId::max_shard_size, "maxShardSize", "--max-shard-size", "SIZE",
+     "write a folder of shards of at most this size (5GB, 500MiB, bytes)", kAny},
+    {OptionId::gguf_kv, "ggufKv", "--gguf-kv", "KV",
+     "GGUF output: set a KV, key=value or key:TYPE=value (repeatable)", kAny},
+    {OptionId::gguf_metadata, "ggufMetadata", "--gguf-metadata", "FILE",
+     "GGUF output: KVs from a JSON file ({key: value} or {key: {type, value}})", kAny},
+    {OptionId::force, "force", "--force", "", "replace an existing output file or folder", kAny},
+    {OptionId::no_sync, "sync", "--no-sync", "",
+     "scratch outputs: skip the fsyncs (still written to a temporary name and renamed into place)", kAny},
+    {OptionId::quiet, "quiet", "-q,--quiet", "", "print nothing on success (no progress bar either)", kAny},
+    {OptionId::json, "json", "--json", "", "print the model-info JSON document (docs/json-schema.md)", kAny},
+    {OptionId::max_single_alloc, "maxSingleAlloc", "--max-single-alloc", "BYTES",
+     "limit: bytes of one header-derived allocation (default 1 GiB)", kAny},
+    {OptionId::max_total_bytes, "maxTotalBytes", "--max-total-bytes", "BYTES",
+     "limit: bytes of all header-derived allocations together (default 4 GiB)", kAny},
+    {OptionId::max_item_count, "maxItemCount", "--max-item-count", "N",
+     "limit: tensors, keys, array items per header (default 1,000,000)", kAny},
+    {OptionId::max_decompression_ratio, "maxDecompressionRatio", "--max-decompression-ratio", "RATIO",
+     "limit: inflated / deflated size of a ZIP entry (default 1000)", kAny},
+}};
+
+Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
+
+// The long flag of a CLI11 spelling: "-o,--output" -> "--output".
+std::string_view long_flag(std::string_view flags) {
+  const auto comma = flags.rfind(',');
+  return comma == std::string_view::npos ? flags : flags.substr(comma + 1);
+}
+
+std::string choices_text(const OptionRow& row) {
+  std::string out;
+  for (size_t i = 0; i < row.choices.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == row.choices.size() ? " or " : ", ");
+    out += row.choices[i];
+  }
+  return out;
+}
+
+// Positive sizes as JSON numbers: integral, at most 2^53 (what a double holds exactly).
+Result<uint64_t> positive_integer(simdjson::dom::element v, OptionId id, Surface surface) {
+  double d = 0;
+  if (v.get_double().get(d) || !(d >= 1) || d > 9007199254740992.0 || std::floor(d) != d) {
+    return bad(option_name(id, surface) + " must be a positive whole number");
+  }
+  return static_cast<uint64_t>(d);
+}
+
+}  // namespace
+
+std::string_view verb_name(Verb verb) {
+  switch (verb) {
+    case Verb::parse: return "parse";
+    case Verb::inspect: return "inspect";
+    case Verb::remember: return "remember";
+    case Verb::convert: return "convert";
+  }
+  return "?";
+}
+
+std::span<const OptionRow> option_rows() { return kOptions; }
+
+const OptionRow& option_row(OptionId id) {
+  for (const auto& row : kOptions) {
+    if (row.id == id) return row;
+  }
+  return kOptions[0];
+}
+
+std::string option_name(OptionId id, Surface surface) {
+  const OptionRow& row = option_row(id);
+  return std::string(surface == Surface::cli ? long_flag(row.flags) : row.api_key);
+}
+
+Result<DType> float_target(std::string_view name, OptionId option, Surface surface) {
+  auto t = float_target_from_name(name);
+  if (!t) {
+    return bad(option_name(option, surface) + ": unknown dtype '" + std::string(name) + "' (" +
+               choices_text(option_row(option)) + ")");
+  }
+  return *t;
+}
+
+Result<ConvertOptions> convert_options(const ConvertRequest& request) {
+  ConvertOptions options;
+  options.to = request.to;
+  options.dtype = request.dtype;
+  options.cast_all = request.cast_all;
+  if (!request.gguf_metadata.empty()) {
+    AMN_ASSIGN(auto kv, parse_gguf_kv_json(request.gguf_metadata));
+    merge_gguf_kv(options.gguf_kv, std::move(kv));
+  }
+  for (const auto& arg : request.gguf_kv) {
+    AMN_ASSIGN(auto kv, parse_gguf_kv_arg(arg));
+    merge_gguf_kv(options.gguf_kv, {std::move(kv)});
+  }
+  return options;
+}
+
+ShardOptions shard_options(const ConvertRequest& request) {
+  ShardOptions s;
+  s.max_shard_bytes = request.max_shard_bytes;
+  return s;
+}
+
+Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface) {
+  ConvertRequest r;
+  r.verb = verb;
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(json.data(), json.size()).get_object().get(obj)) return bad("options must be a JSON object");
+  for (auto kv : obj) {
+    if (kv.value.is_null()) continue;
+    const std::string_view key = kv.key;
+    auto as_bool = [&](OptionId id, bool& out) -> Status {
+      if (kv.value.get_bool().get(out)) return bad(option_name(id, surface) + " must be true or false");
+      return {};
+    };
+    std::string_view text;
+    if (key == "to") {
+      if (kv.value.get_string().get(text) || (text != "safetensors" && text != "gguf")) {
+        return make_error(ErrorCode::unsupported, option_name(OptionId::format, surface) + ": cannot write '" +
+                                                      std::string(text) + "' (" +
+                                                      choices_text(option_row(OptionId::format)) + ")");
+      }
+      r.to = text == "gguf" ? OutputFormat::gguf : OutputFormat::safetensors;
+    } else if (key == "dtype") {
+      const OptionId id = verb == Verb::remember ? OptionId::to : OptionId::dtype;
+      if (kv.value.get_string().get(text)) return bad(option_name(id, surface) + " must be a string");
+      if (text.empty() || text == "keep") continue;
+      AMN_ASSIGN(r.dtype, float_target(text, id, surface));
+    } else if (key == "castAll") {
+      AMN_TRY(as_bool(OptionId::cast_all, r.cast_all));
+    } else if (key == "shards") {
+      int64_t one = 0;
+      if (!kv.value.get_string().get(text) && (text == "input" || text == "1")) {
+        r.shards = text == "input" ? ShardMode::input : ShardMode::one;
+      } else if (!kv.value.get_int64().get(one) && one == 1) {
+        r.shards = ShardMode::one;
+      } else {
+        return bad(option_name(OptionId::shards, surface) + " must be 'input' or 1");
+      }
+    } else if (key == "maxShardSize") {
+      if (!kv.value.get_string().get(text)) {
+        AMN_ASSIGN(r.max_shard_bytes, parse_shard_size(text));
+      } else {
+        auto n = positive_integer(kv.value, OptionId::max_shard_size, surface);
+        if (!n) return bad(option_name(OptionId::max_shard_size, surface) + " must be a size (\"5GB\") or a number of bytes");
+        r.max_shard_bytes = *n;
+      }
+    } else if (key == "ggufKv") {
+      simdjson::dom::array args;
+      const std::string msg = option_name(OptionId::gguf_kv, surface) + " must be an array of \"key=value\" strings";
+      if (kv.value.get_array().get(args)) return bad(msg);
+      for (auto a : args) {
+        if (a.get_string().get(text)) return bad(msg);
+        r.gguf_kv.emplace_back(text);
+      }
+    } else if (key == "ggufMetadata") {
+      // JSON text (a file's contents), or the object itself.
+      if (kv.value.get_string().get(text)) r.gguf_metadata = simdjson::to_string(kv.value);
+      else r.gguf_metadata = std::string(text);
+    } else if (key == "verb") {
+      if (kv.value.get_string().get(text)) return bad("verb must be a string");
+      if (text == "remember") r.verb = Verb::remember;
+    } else if (key == "ggufMetadataFile") {
+      if (kv.value.get_string().get(text)) return bad(option_name(OptionId::gguf_metadata, surface) + " must be a string");
+      r.gguf_metadata_file = std::string(text);
+    } else if (key == "output") {
+      if (kv.value.get_string().get(text)) return bad(option_name(OptionId::output, surface) + " must be a string");
+      r.output = std::string(text);
+    } else if (key == "force") {
+      AMN_TRY(as_bool(OptionId::force, r.force));
+    } else if (key == "sync") {
+      AMN_TRY(as_bool(OptionId::no_sync, r.sync));
+    } else if (key == "quiet") {
+      AMN_TRY(as_bool(OptionId::quiet, r.quiet));
+    } else {
+      return bad("unknown option '" + std::string(key) + "'");
+    }
+  }
+  if (r.max_shard_bytes > 0 && r.shards == ShardMode::one) {
+    return bad(option_name(OptionId::max_shard_size, surface) + " and " + option_name(OptionId::shards, surface) +
+               " 1 contradict each other");
+  }
+  if (r.to == OutputFormat::gguf && (r.max_shard_bytes > 0 || r.shards == ShardMode::input)) {
+    return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
+  }
+  return r;
+}
+
+std::string convert_request_json(const ConvertRequest& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("verb").value(verb_name(r.verb));
+  w.key("to").value(r.to == OutputFormat::gguf ? "gguf" : "safetensors");
+  w.key("dtype");
+  if (r.dtype) {
+    std::string d(dtype_name(*r.dtype));
+    for (auto& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    w.value(d);
+  } else {
+    w.null();
+  }
+  w.key("castAll").value(r.cast_all);
+  w.key("shards");
+  if (r.shards == ShardMode::input) w.value("input");
+  else if (r.shards == ShardMode::one) w.value(1);
+  else w.null();
+  w.key("maxShardSize");
+  if (r.max_shard_bytes) w.value(r.max_shard_bytes);
+  else w.null();
+  w.key("ggufKv").strings(r.gguf_kv);
+  w.key("ggufMetadata").string_or_null(r.gguf_metadata);
+  w.key("ggufMetadataFile").string_or_null(r.gguf_metadata_file);
+  w.key("output").string_or_null(r.output);
+  w.key("force").value(r.force);
+  w.key("sync").value(r.sync);
+  w.key("quiet").value(r.quiet);
+  w.end_object();
+  return w.take();
+}
+
+Result<ParseLimits> limits_from_json(std::string_view json, Surface surface) {
+  ParseLimits limits;
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(json.data(), json.size()).get_object().get(obj)) return bad("limits must be an object of positive numbers");
+  for (auto kv : obj) {
+    const std::string_view key = kv.key;
+    const OptionRow* row = nullptr;
+    for (const auto& r : kOptions) {
+      if (r.id < OptionId::max_single_alloc) continue;
+      // the API's camelCase, or ParseLimits' own snake_case ("max_single_alloc")
+      std::string snake(long_flag(r.flags).substr(2));
+      for (auto& c : snake) c = c == '-' ? '_' : c;
+      if (key == r.api_key || key == snake) row = &r;
+    }
+    if (!row) return bad("unknown limit '" + std::string(key) + "'");
+    double d = 0;
+    if (kv.value.get_double().get(d) || !(d > 0)) return bad("limit " + option_name(row->id, surface) + " must be a positive number");
+    switch (row->id) {
+      case OptionId::max_single_alloc: limits.max_single_alloc = static_cast<uint64_t>(std::min(d, 1.8e19)); break;
+      case OptionId::max_total_bytes: limits.max_total_bytes = static_cast<uint64_t>(std::min(d, 1.8e19)); break;
+      case OptionId::max_item_count: limits.max_item_count = static_cast<uint64_t>(std::min(d, 1.8e19)); break;
+      default: limits.max_decompression_ratio = d; break;
+    }
+  }
+  return limits;
+}
+
+std::string limits_json(const ParseLimits& limits) {
+  JsonWriter w;
+  w.begin_object()
+      .key("maxSingleAlloc").value(limits.max_single_alloc)
+      .key("maxTotalBytes").value(limits.max_total_bytes)
+      .key("maxItemCount").value(limits.max_item_count)
+      .key("maxDecompressionRatio").value(limits.max_decompression_ratio)
+      .end_object();
+  return w.take();
+}
+
+}  // namespace amn

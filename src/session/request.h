@@ -1,0 +1,89 @@
+// Typed requests: what a surface asks the core to do, parsed once, here. The native CLI
+// fills them from argv (session/command_line.h), the Node CLI gets the same from the
+// WASM core, and the npm API passes its options object as JSON (request_from_json).
+// Every option is one row of kOptions: its API key, its CLI flag, its help; messages
+// name options the way the asking surface spells them.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "convert/plan.h"
+#include "convert/shard.h"
+#include "core/error.h"
+#include "core/limits.h"
+
+namespace amn {
+
+enum class Verb : uint8_t { parse, inspect, remember, convert };
+std::string_view verb_name(Verb verb);
+
+// How an option is spelled in a message: `--max-shard-size` on a command line,
+// `maxShardSize` in the npm API.
+enum class Surface : uint8_t { cli, api };
+
+enum class OptionId : uint8_t {
+  output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
+  max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
+};
+
+struct OptionRow {
+  OptionId id;
+  std::string_view api_key;  // the npm API's name (camelCase) and the request JSON's key
+  std::string_view flags;    // CLI11 spelling: "-o,--output"
+  std::string_view value;    // the value's name in help ("SIZE"), empty for a flag
+  std::string_view help;
+  std::span<const std::string_view> choices;  // empty: any value
+};
+std::span<const OptionRow> option_rows();
+const OptionRow& option_row(OptionId id);
+// "--max-shard-size" or "maxShardSize".
+std::string option_name(OptionId id, Surface surface);
+
+// What to open and the limits every later step of the session keeps using.
+struct OpenRequest {
+  std::string input;  // a path, a folder, an *.index.json, ollama:<model>, or a URL
+  ParseLimits limits;
+};
+
+enum class ShardMode : uint8_t { automatic, one, input };
+
+struct ConvertRequest {
+  Verb verb = Verb::convert;
+  OutputFormat to = OutputFormat::safetensors;
+  std::optional<DType> dtype;  // nullopt: keep (convert), the natural dtype (remember)
+  bool cast_all = false;
+  ShardMode shards = ShardMode::automatic;
+  uint64_t max_shard_bytes = 0;  // > 0: a folder of shards of at most this many bytes
+  std::vector<std::string> gguf_kv;  // "key[:TYPE]=value", later ones winning
+  std::string gguf_metadata;         // JSON text: {key: value | {type, value}}
+  std::string gguf_metadata_file;    // the CLI's --gguf-metadata path (read by the surface)
+  std::string output;                // -o; empty: the default name (session/output.h)
+  bool force = false, sync = true, quiet = false;
+};
+
+// The core's conversion options for a request: GGUF KVs parsed and merged (the metadata
+// JSON first, then each key=value, later ones winning).
+Result<ConvertOptions> convert_options(const ConvertRequest& request);
+ShardOptions shard_options(const ConvertRequest& request);
+
+// The request JSON (camelCase keys, as the npm API names its options): {"to" (the
+// format: safetensors | gguf), "dtype",
+// "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "ggufKv" [..],
+// "ggufMetadata" (text or object), "output", "force", "sync", "quiet"}. Unknown keys
+// are refused; null means "not given".
+Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface);
+std::string convert_request_json(const ConvertRequest& request);
+
+// Limits from JSON: {"maxSingleAlloc": n, ...} (the snake_case keys of ParseLimits are
+// accepted too). Every value a positive number.
+Result<ParseLimits> limits_from_json(std::string_view json, Surface surface);
+std::string limits_json(const ParseLimits& limits);
+
+// "bf16" | "f16" | "f32" (any case) -> the dtype; else an invalid_argument naming `option`.
+Result<DType> float_target(std::string_view name, OptionId option, Surface surface);
+
+}  // namespace amn

@@ -1,0 +1,119 @@
+#include "session/session.h"
+
+#include "report/report.h"
+#include "session/open.h"
+#include "session/views.h"
+
+namespace amn {
+namespace {
+
+Error no_model() { return make_error(ErrorCode::invalid_argument, "parse the model first"); }
+
+}  // namespace
+
+Session::Session(std::string_view limits_json) {
+  auto limits = limits_from_json(limits_json.empty() ? "{}" : limits_json, Surface::api);
+  if (limits) limits_ = *limits;
+  else bad_limits_ = limits.error();
+}
+
+uint32_t Session::add_file(const std::string& name, uint64_t size) {
+  auto source = std::make_unique<SparseSource>(size);
+  sparse_.push_back(source.get());
+  return files_.add(name, std::move(source));
+}
+
+Status Session::add_bytes(uint32_t file, uint64_t offset, SparseSource::Buffer bytes, uint64_t length) {
+  if (file >= sparse_.size()) return make_error(ErrorCode::invalid_argument, "no such file");
+  return sparse_[file]->add(offset, std::move(bytes), length);
+}
+
+Status Session::parse() {
+  if (bad_limits_) return *bad_limits_;
+  AMN_ASSIGN(auto model, open_model(files_, limits_));
+  model_ = std::move(model);
+  return {};
+}
+
+std::string Session::info_json() const { return model_ ? model_info_json(*model_) : std::string(); }
+
+std::string Session::render_text(std::string_view kind) const {
+  if (!model_) return {};
+  return kind == "parse" ? render_parse(*model_) : render_inspect(*model_);
+}
+
+Status Session::plan_convert(std::string_view request_json) {
+  AMN_ASSIGN(auto request, convert_request_from_json(request_json, Verb::convert, Surface::api));
+  return plan_convert(request);
+}
+
+Status Session::plan_convert(const ConvertRequest& request) {
+  if (!model_) return no_model();
+  AMN_ASSIGN(auto options, convert_options(request));
+  clear_plans();
+  if (request.shards == ShardMode::input || request.max_shard_bytes > 0) {
+    AMN_ASSIGN(auto split, plan_shards(*model_, options, shard_options(request)));
+    for (auto& s : split.shards) {
+      shard_names_.push_back(std::move(s.name));
+      plans_.push_back(std::move(s.plan));
+    }
+    index_json_ = std::move(split.index_json);
+    total_size_ = split.total_size;
+    return {};
+  }
+  AMN_ASSIGN(auto plan, amn::plan_convert(*model_, options));
+  plans_.push_back(std::move(plan));
+  return {};
+}
+
+Status Session::plan_tensor(const std::string& name, std::string_view to) {
+  if (!model_) return no_model();
+  std::optional<DType> dtype;
+  if (!to.empty()) {
+    AMN_ASSIGN(dtype, float_target(to, OptionId::to, Surface::api));
+  }
+  AMN_ASSIGN(auto plan, amn::plan_tensor(*model_, name, dtype));
+  clear_plans();
+  plans_.push_back(std::move(plan));
+  return {};
+}
+
+std::string Session::shards_info_json() const {
+  if (shard_names_.empty()) return "null";
+  return amn::shards_info_json(shard_names_, plans_, index_json_, total_size_);
+}
+
+Status Session::select_shard(size_t k) {
+  if (k >= plans_.size()) return make_error(ErrorCode::invalid_argument, "no such shard");
+  current_ = k;
+  return {};
+}
+
+std::string Session::plan_info_json() const { return plan() ? amn::plan_info_json(*plan()) : "null"; }
+
+const std::vector<uint8_t>& Session::output_header() const { return plan() ? plan()->header : empty_; }
+
+size_t Session::piece_count() const { return plan() ? plan()->pieces.size() : 0; }
+
+Status Session::run_piece(size_t i) {
+  const Plan* p = plan();
+  if (!p || i >= p->pieces.size()) return make_error(ErrorCode::invalid_argument, "no such piece");
+  output_.resize(p->pieces[i].out_length);
+  return amn::run_piece(*p, i, files_, output_, &scheme_inputs_);
+}
+
+void Session::release_data() {
+  for (auto* s : sparse_) s->clear();
+  output_.clear();
+  output_.shrink_to_fit();
+}
+
+void Session::clear_plans() {
+  plans_.clear();
+  shard_names_.clear();
+  index_json_.clear();
+  total_size_ = 0;
+  current_ = 0;
+}
+
+}  // namespace amn

@@ -1,0 +1,77 @@
+// A session: one model opened sans-IO, and the plans made from it. The WASM bindings
+// wrap it for the npm package (docs/session-protocol.md): files are declared by name
+// and size, bytes arrive when a call answers need_bytes, and each piece's output is
+// handed over before the next. All policy (options, limits, layouts, JSON views) lives
+// here and below; the bindings only convert values.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert/execute.h"
+#include "convert/plan.h"
+#include "convert/shard.h"
+#include "core/error.h"
+#include "core/limits.h"
+#include "core/model.h"
+#include "core/source.h"
+#include "session/request.h"
+
+namespace amn {
+
+class Session {
+ public:
+  // limits_json: as limits_from_json takes it ("" or "{}": the defaults). A bad one is
+  // reported by parse(), the first call that can fail.
+  explicit Session(std::string_view limits_json);
+
+  uint32_t add_file(const std::string& name, uint64_t size);  // a SparseSource
+  Status add_bytes(uint32_t file, uint64_t offset, SparseSource::Buffer bytes, uint64_t length);
+
+  // Opens the model from the declared files (file 0 is the entry). need_bytes /
+  // need_files: supply them and call again.
+  Status parse();
+  const Model* model() const { return model_ ? &*model_ : nullptr; }
+  std::string info_json() const;
+  std::string render_text(std::string_view kind) const;  // "inspect" or "parse"
+
+  // A conversion from its JSON request (session/request.h, the npm API's options). A
+  // request with shards "input" or a maximum shard size plans one file per shard.
+  Status plan_convert(std::string_view request_json);
+  Status plan_convert(const ConvertRequest& request);
+  // One tensor, cast to `to` ("" keeps the stored dtype, or a logical tensor's natural one).
+  Status plan_tensor(const std::string& name, std::string_view to);
+  // The files of a sharded plan (views.h shards_info_json), "null" for one plan.
+  std::string shards_info_json() const;
+  Status select_shard(size_t k);
+  std::string plan_info_json() const;  // "null" without a plan
+
+  const std::vector<uint8_t>& output_header() const;
+  size_t piece_count() const;
+  Status run_piece(size_t i);
+  const std::vector<uint8_t>& piece_output() const { return output_; }
+  // Frees the bytes supplied so far and the last piece's output (a layer's shared
+  // scheme inputs are kept: the next piece of the layer reuses them).
+  void release_data();
+
+ private:
+  const Plan* plan() const { return current_ < plans_.size() ? &plans_[current_] : nullptr; }
+  void clear_plans();
+
+  ParseLimits limits_;
+  std::optional<Error> bad_limits_;
+  FileSet files_;
+  std::vector<SparseSource*> sparse_;  // owned by files_
+  std::optional<Model> model_;
+  std::vector<Plan> plans_;            // one plan, or one per shard
+  std::vector<std::string> shard_names_;  // empty unless sharded
+  std::string index_json_;
+  uint64_t total_size_ = 0;
+  size_t current_ = 0;
+  std::vector<uint8_t> output_;
+  SchemeInputCache scheme_inputs_;
+  const std::vector<uint8_t> empty_;
+};
+
+}  // namespace amn
