@@ -241,6 +241,8 @@ export interface ShardedConvertResult extends ConvertResult {
 export interface ConvertResult {
   /** Bytes written. */
   bytes: number;
+  /** Tensors written (a quantized weight counts once). */
+  tensors: number;
   /** The final path, for a path sink. */
   path?: string;
 }
@@ -265,6 +267,8 @@ export declare class Model {
   convert(options: ConvertOptions & { sink: Sink }): Promise<ConvertResult | ShardedConvertResult>;
   /** Without a sink: the whole file, as a Blob (browser) or a Uint8Array (Node). */
   convert(options?: ConvertOptions & { sink?: undefined }): Promise<Blob | Uint8Array>;
+  /** The default output name both CLIs give this conversion: "<stem>-bf16.safetensors". */
+  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; sharded?: boolean }): string;
   /** Frees the core session and closes files. */
   close(): Promise<void>;
 }

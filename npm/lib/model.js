@@ -121,7 +121,10 @@ export class Model {
         throw err;
       }
       const output = await this.#writePlan(out, plan, this.#progress(plan.output_bytes, onProgress), signal);
-      return output && typeof output === 'object' ? { ...output, tensors: plan.tensors.length } : output;
+      // A path or stream sink reports { bytes, ... }: say how many tensors too (the CLIs'
+      // "wrote" line). An in-memory result (no sink) is the bytes or Blob itself.
+      const described = output !== null && typeof output === 'object' && Object.getPrototypeOf(output) === Object.prototype;
+      return described ? { ...output, tensors: plan.tensors.length } : output;
     });
   }
 

@@ -37,6 +37,8 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
   const onProgress = (p: Progress): void => { console.log(p.done / p.total); };
   const r: ConvertResult = await model.convert({ to: 'safetensors', dtype: 'f16', sink: stream, onProgress, signal: controller.signal });
   const r2: ConvertResult = await model.convert({ sink: 'out.safetensors', overwrite: true });
+  const named: string = model.outputName({ to: 'gguf', dtype: 'f16' });
+  void named;
   const written: number = r.bytes + r2.bytes;
   const path: string | undefined = r2.path;
   await model.convert({ dtype: null });
