@@ -215,6 +215,12 @@ std::string output_plan_json(std::string_view json) {
     InputPlace where;
     if (!place["entry"].get_string().get(text)) {
       stem = output_stem(text);
+    } else if (!place["stem"].get_string().get(text)) {  // a place the surface decided (ollama:)
+      where.stem = stem = std::string(text);
+      where.folder = where.folder_output_parent = ".";
+      if (!place["folder"].get_string().get(text)) where.folder = std::string(text);
+      if (!place["folderOutputParent"].get_string().get(text)) where.folder_output_parent = std::string(text);
+      w.key("target").value(request->output.empty() ? default_output(*request, where, layout->folder) : request->output);
     } else {
       std::string_view path, absolute;
       bool folder = false;

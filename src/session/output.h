@@ -53,7 +53,8 @@ std::string default_output_name(const ConvertRequest& request, std::string_view 
 
 // The whole policy in one call, for the JS surfaces: {"request": convert request JSON,
 // "surface": "cli"|"api", "shardedInput": bool, "destination": "path"|"per_file"|"single",
-// "place": {"path", "isFolder", "absolute"} | {"entry": file name} (optional)} ->
+// "place": {"path", "isFolder", "absolute"} | {"entry": file name} | {"stem", "folder",
+// "folderOutputParent"} (optional)} ->
 // {"ok": true, "folder", "single", "target": request.output or the default (null without
 // a place), "name": the default file or folder name}, or an error status.
 std::string output_plan_json(std::string_view json);

@@ -18,6 +18,9 @@ function summary(info) {
 test('the package loads the core and reports its version', async () => {
   assert.match(await amn.version(), /^\d+\.\d+\.\d+/);
   assert.equal(typeof await amn.implementation(), 'string');
+  // The package's list is the core's, in the core's order.
+  const M = await amn.loadCoreForCli();
+  assert.deepEqual([...amn.ERROR_CODES], JSON.parse(M.errorCodes()));
   assert.deepEqual([...amn.ERROR_CODES].sort(), ['cancelled', 'disallowed_global', 'exists', 'internal', 'invalid_argument', 'io',
     'limit', 'need_bytes', 'need_files', 'not_found', 'parse', 'unsupported']);
 });
@@ -144,7 +147,7 @@ test('quantize_config.json and quant_config.json ride along after config.json, o
   const server = await startRangeServer({ root: dir });
   t.after(() => server.close());
   // The folder goes through the core's file rule; the index path, the File array and the
-  // URL through the package's own list (CONFIG_FILES): the same files, in the same order.
+  // URL through the core's list (configFileNames): the same files, in the same order.
   const folder = await amn.open(dir);
   const configs = folder.info.files.map((f) => f.name).slice(-3);
   assert.deepEqual(configs, ['config.json', 'quantize_config.json', 'quant_config.json']);
