@@ -313,6 +313,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (auto forced = amn::check_forced_impl(); !forced) return fail(forced.error());  // AMN_FORCE_IMPL typo
   if (*parse) return run_report(path, json, true);
   if (*inspect) return run_report(path, json, false);
   if (*remember) return run_convert(remember_req, "remember");
