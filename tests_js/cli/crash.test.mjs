@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync, copyFileSync } fro
 import { join } from 'node:path';
 import { ROOT, FIXTURES, scratchDir } from '../support/helpers.js';
 
-const AMN = join(ROOT, 'build/native/amn');
+const AMN = process.env.AMN_NATIVE || join(ROOT, 'build/native/amn');
 const TINY = join(FIXTURES, 'models/tiny-mlp/model.safetensors');
 const SHARDED = join(FIXTURES, 'models/tiny-sharded');
 const STRACE = ['/usr/bin/strace', '/bin/strace'].find((p) => spawnSync(p, ['-V']).status === 0);
@@ -25,6 +25,30 @@ function killedAt(straceArgs, args) {
   return { killed, out: r.stdout, err: r.stderr, status: r.status };
 }
 
+// Which of amn's write() calls is its `n`-th write to a file under `dir` (opened there,
+// O_TMPFILE included), learned from a traced run of the same command into `dir`: the
+// kill then lands on that very write, whatever else the binary writes (a sanitizer's
+// runtime, say). Lines look like `123 openat(AT_FDCWD, "/d", O_WRONLY|O_TMPFILE, 0644) = 4`.
+function nthWriteUnder(args, dir, n) {
+  const log = join(scratchDir('amn-trace-'), 'trace.log');
+  const r = spawnSync(STRACE, ['-f', '-qq', '-o', log, '-e', 'trace=openat,write,close', AMN, ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const ours = new Set();
+  let writes = 0;
+  let mine = 0;
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    const open = line.match(/openat\(AT_FDCWD, "([^"]*)", [^)]*\) = (\d+)/);
+    if (open && open[1].startsWith(dir)) ours.add(open[2]);
+    const close = line.match(/close\((\d+)\)/);
+    if (close) ours.delete(close[1]);
+    const write = line.match(/ write\((\d+),/);
+    if (!write) continue;
+    writes += 1;
+    if (ours.has(write[1]) && ++mine === n) return writes;
+  }
+  throw new Error(`fewer than ${n} writes under ${dir}`);
+}
+
 function amn(args) {
   const r = spawnSync(AMN, args, { encoding: 'utf8' });
   assert.equal(r.status, 0, `amn ${args.join(' ')}: ${r.stderr}`);
@@ -35,8 +59,11 @@ const ls = (dir) => readdirSync(dir).sort();
 test('killed mid-write (and after the last byte, before the link): nothing beside the target', () => {
   const out = scratchDir('amn-crash-');
   const target = join(out, 'tiny-bf16.safetensors');
-  // write #1 is the header, #2 the first piece; the fsync comes after the last byte.
-  for (const inject of ['write:signal=SIGKILL:when=2', 'fsync:signal=SIGKILL:when=1']) {
+  // The output's write #1 is the header, #2 the first piece; the fsync comes after the
+  // last byte.
+  const dry = scratchDir('amn-crash-dry-');
+  const second = nthWriteUnder(['remember', TINY, '--to', 'bf16', '-o', join(dry, 'a.safetensors'), '-q'], dry, 2);
+  for (const inject of [`write:signal=SIGKILL:when=${second}`, 'fsync:signal=SIGKILL:when=1']) {
     const r = killedAt(['-e', `trace=${inject.split(':')[0]}`, '-e', `inject=${inject}`],
       ['remember', TINY, '--to', 'bf16', '-o', target, '-q']);
     assert.ok(r.killed, `${inject}: amn was not killed (status ${r.status}: ${r.err})`);
@@ -91,7 +118,9 @@ test('without O_TMPFILE: a named temporary, removed by the next output once its 
 test('a sharded write killed midway leaves its temporary folder; the next output removes it', () => {
   const out = scratchDir('amn-crash-folder-');
   const target = join(out, 'tiny-sharded-bf16');
-  const r = killedAt(['-e', 'trace=write', '-e', 'inject=write:signal=SIGKILL:when=3'],
+  const dry = scratchDir('amn-crash-dry-');
+  const third = nthWriteUnder(['remember', SHARDED, '-o', join(dry, 'x'), '-q', '--no-sync'], dry, 3);
+  const r = killedAt(['-e', 'trace=write', '-e', `inject=write:signal=SIGKILL:when=${third}`],
     ['remember', SHARDED, '-o', target, '-q', '--no-sync']);
   assert.ok(r.killed, `amn was not killed (status ${r.status}: ${r.err})`);
   const left = ls(out);

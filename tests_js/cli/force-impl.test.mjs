@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT, FIXTURES, scratchDir } from '../support/helpers.js';
 
-const AMN = join(ROOT, 'build/native/amn');
+const AMN = process.env.AMN_NATIVE || join(ROOT, 'build/native/amn');
 const TINY = join(FIXTURES, 'models/tiny-mlp/model.safetensors');
 
 function amn(args, env = {}) {
