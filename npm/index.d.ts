@@ -3,7 +3,7 @@
 /** The core's stable error codes (docs/session-protocol.md). */
 export type ErrorCode =
   | 'parse' | 'unsupported' | 'limit' | 'io' | 'need_bytes' | 'need_files' | 'exists'
-  | 'invalid_argument' | 'not_found' | 'cancelled' | 'internal';
+  | 'invalid_argument' | 'not_found' | 'cancelled' | 'internal' | 'disallowed_global';
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 
@@ -67,11 +67,25 @@ export interface OpenOptions {
 
 export type FloatTarget = 'bf16' | 'f16' | 'f32';
 
-/** safetensors dtype spellings. */
-export type DType =
+/** safetensors dtype spellings (also what NumPy, PyTorch and GGUF's plain types map to). */
+export type SafetensorsDType =
   | 'BOOL' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0' | 'F8_E4M3FNUZ' | 'F8_E5M2FNUZ'
   | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'I16' | 'U16' | 'F16' | 'BF16' | 'I32' | 'U32' | 'F32'
   | 'C64' | 'F64' | 'I64' | 'U64';
+
+/** GGUF block types (ggml's quantized types, named as gguf-py names them). */
+export type GgmlBlockType =
+  | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'Q8_0' | 'Q8_1'
+  | 'Q2_K' | 'Q3_K' | 'Q4_K' | 'Q5_K' | 'Q6_K' | 'Q8_K'
+  | 'IQ2_XXS' | 'IQ2_XS' | 'IQ2_S' | 'IQ3_XXS' | 'IQ3_S' | 'IQ1_S' | 'IQ1_M' | 'IQ4_NL' | 'IQ4_XS'
+  | 'TQ1_0' | 'TQ2_0' | 'MXFP4' | 'NVFP4' | 'Q1_0' | 'Q2_0';
+
+/**
+ * What a tensor is stored as: a safetensors dtype, a GGUF block type, or `type N` for a
+ * GGUF type id the core does not know (inspect lists it; reading it fails with
+ * `unsupported`).
+ */
+export type DType = SafetensorsDType | GgmlBlockType | `type ${number}`;
 
 export interface FileInfo {
   name: string;
@@ -169,7 +183,11 @@ export interface Tensor {
 }
 
 export interface TensorOptions {
-  /** Cast to this type; omitted keeps the stored dtype. */
+  /**
+   * Cast floating tensors to this type. Omitted: floats keep their stored dtype, GGUF
+   * block types (Q4_K, ...) come back as F32 (exactly ggml's to_float), quantized
+   * weights in the dtype their producer's dequantizer returns.
+   */
   to?: FloatTarget;
   signal?: AbortSignal;
 }

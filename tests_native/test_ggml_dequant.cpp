@@ -1,5 +1,5 @@
-// ggml dequantizers against ggml's own output (fixtures/ggml, written by
-// make_ggml_fixtures.c linked with libggml-base), byte for byte, for every block type:
+// ggml dequantizers against ggml's own output (fixtures/ggml, written by ggml itself:
+// its README says which ggml and what was called), byte for byte, for every block type:
 // blocks quantized by ggml, and blocks of random bytes (every grid entry and scale
 // value reachable, Inf and NaN scales included). Plus hand-checked Q4_0 / Q8_0 blocks
 // and ggml's F16 -> F32 on all 65536 inputs.

@@ -56,8 +56,11 @@ TEST_CASE("each header defect has its own message", "[safetensors]") {
   const auto four = f32_bytes({1});
   CHECK_THAT(error_of({1, 2, 3}), Catch::Contains("shorter than 8 bytes"));
   CHECK_THAT(error_of(make_safetensors(R"([])", four)), Catch::Contains("not a JSON object"));
-  CHECK_THAT(error_of(make_safetensors(R"({"a":1,})", four)), Catch::Contains("invalid JSON in header"));
-  CHECK_THAT(error_of(make_safetensors("{\"a\xff\":1}", four)), Catch::Contains("invalid UTF-8 in header"));
+  // JSON faults in words, with their file offset (the header starts at byte 8).
+  CHECK_THAT(error_of(make_safetensors(R"({"a":1,})", four)),
+             Catch::Contains("invalid JSON in header: expected a string key, found '}' at byte 15"));
+  CHECK_THAT(error_of(make_safetensors("{\"a\xff\":1}", four)),
+             Catch::Contains("invalid JSON in header: invalid UTF-8 (byte 0xFF) at byte 11"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", four)),
              Catch::Contains("duplicate tensor name"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"Q4","shape":[1],"data_offsets":[0,4]}})", four)),
@@ -81,13 +84,51 @@ TEST_CASE("each header defect has its own message", "[safetensors]") {
   CHECK_THAT(error_of(make_safetensors(R"({"__metadata__":{"k":1}})", {})), Catch::Contains("not a string"));
 }
 
-TEST_CASE("a header length past the format maximum is a limit error", "[safetensors]") {
+TEST_CASE("a header length that cannot fit the file says: not a safetensors file", "[safetensors]") {
   std::vector<uint8_t> file(16, 0);
   const uint64_t n = 100'000'001;
   for (int i = 0; i < 8; ++i) file[i] = static_cast<uint8_t>(n >> (8 * i));
   auto m = open_memory(file);
   REQUIRE_FALSE(m);
+  CHECK(m.error().code == ErrorCode::parse);
+  CHECK(m.error().message ==
+        "safetensors: not a safetensors file: its first 8 bytes, read as the header length, say 100000001 bytes, "
+        "but only 8 bytes follow them");
+  // The issue's example: a text file under a .safetensors name.
+  const std::string text = "This is a README saved under the wrong name; it holds no tensors.\n";
+  auto t = open_memory(std::vector<uint8_t>(text.begin(), text.end()));
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == ErrorCode::parse);
+  CHECK_THAT(t.error().message, Catch::Contains("not a safetensors file"));
+}
+
+TEST_CASE("a header length that fits the file but passes the format maximum is a limit error", "[safetensors]") {
+  // A 100 MB file, sparse: only its first window is ever fed.
+  const uint64_t n = 100'000'001, size = 8 + n + 64;
+  std::vector<uint8_t> head(kSafetensorsReadAhead, ' ');
+  for (int i = 0; i < 8; ++i) head[i] = static_cast<uint8_t>(n >> (8 * i));
+  head[8] = '{';
+  FileSet set;
+  auto source = std::make_unique<SparseSource>(size);
+  REQUIRE(source->add_copy(0, head));
+  set.add("big.safetensors", std::move(source));
+  auto m = open_model(set, {});
+  REQUIRE_FALSE(m);
   CHECK(m.error().code == ErrorCode::limit);
+  CHECK_THAT(m.error().message, Catch::Contains("header too large: length 100000001"));
+}
+
+TEST_CASE("an index that is not JSON says what is wrong and where", "[safetensors]") {
+  const std::string text = R"({"weight_map": {"a": "a.safetensors",}})";
+  const std::vector<uint8_t> index(text.begin(), text.end());  // MemorySource views it
+  FileSet set;
+  set.add("model.safetensors.index.json", std::make_unique<MemorySource>(index));
+  auto m = open_model(set, {});
+  REQUIRE_FALSE(m);
+  CHECK(m.error().code == ErrorCode::parse);
+  CHECK_THAT(m.error().message,
+             Catch::Contains("model.safetensors.index.json: not valid JSON: expected a string key, found '}' at byte 37"));
+  CHECK(m.error().offset == 37);
 }
 
 TEST_CASE("a remote-style open takes one round for small headers, two for large", "[safetensors]") {
@@ -271,4 +312,15 @@ TEST_CASE("every valid fixture parses to its expected records", "[safetensors][f
       CHECK(got.shape == shape);
     }
   }
+}
+
+TEST_CASE("a broken config.json is a warning in words, with the byte", "[safetensors]") {
+  auto file = make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", f32_bytes({1}));
+  const std::string config = R"({"model_type": "llama",})";
+  auto opened = amn::test::open_sparse({{"model.safetensors", file},
+                                        {"config.json", std::vector<uint8_t>(config.begin(), config.end())}});
+  REQUIRE(opened.model);
+  REQUIRE(opened.model->warnings.size() == 1);
+  CHECK(opened.model->warnings[0] ==
+        "config.json is not valid JSON (expected a string key, found '}' at byte 23); ignored");
 }

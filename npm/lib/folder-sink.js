@@ -3,8 +3,10 @@
 // folder beside the target, each file fsynced (pathSink), and the folder is renamed into
 // place only after the last one is in it. An error or an abort leaves nothing at the
 // target. With `sync: false` the same steps run without any fsync (scratch outputs).
+// Missing parent folders are created (`sink: 'out/llama-bf16'` works without `out/`);
+// they stay if the conversion fails.
 // Loaded by lib/model.js only when a folder path is the sink.
-import { mkdtemp, open as openFile, rename, rm, stat, chmod } from 'node:fs/promises';
+import { mkdir, mkdtemp, open as openFile, rename, rm, stat, chmod } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AmnError, asIoError } from './errors.js';
@@ -12,6 +14,15 @@ import { pathSink } from './node-io.js';
 
 const existsError = (dest) => new AmnError('exists', `${dest} already exists (pass { overwrite: true } to replace it)`);
 const present = async (path) => (await stat(path).catch(() => null)) !== null;
+
+// The folders whose entries changed when mkdir created `created` .. `parent`: each
+// created folder's own parent.
+function createdParents(created, parent) {
+  if (!created) return [];
+  const out = [];
+  for (let dir = parent; dir.length >= created.length; dir = dirname(dir)) out.push(dirname(dir));
+  return out;
+}
 
 async function syncDir(dir) {
   try {
@@ -26,7 +37,9 @@ export async function openFolder(target, { overwrite = false, sync = true } = {}
   if (!overwrite && await present(dest)) throw existsError(shown);
   const parent = dirname(dest);
   let tmp;
+  let created;  // the first parent folder mkdir made, if any
   try {
+    created = await mkdir(parent, { recursive: true });
     tmp = await mkdtemp(join(parent, `.amn-tmp-${basename(dest)}-`));
     await chmod(tmp, 0o755);  // mkdtemp makes it 0700; a model folder is readable like a file
   } catch (err) {
@@ -62,7 +75,7 @@ export async function openFolder(target, { overwrite = false, sync = true } = {}
         throw err instanceof AmnError ? err : asIoError(err, `cannot move the output into place at ${shown}`);
       }
       done = true;
-      if (sync) await syncDir(parent);
+      if (sync) for (const dir of [parent, ...createdParents(created, parent)]) await syncDir(dir);
       return shown;
     },
     async abort() {

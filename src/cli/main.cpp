@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
     case amn::CommandLine::Kind::error: return fail(cmd.error);
     case amn::CommandLine::Kind::run: break;
   }
+  if (auto forced = amn::check_forced_impl(); !forced) return fail(forced.error());  // AMN_FORCE_IMPL typo
   if (cmd.verb == amn::Verb::parse || cmd.verb == amn::Verb::inspect) return run_report(cmd);
   return run_convert(cmd);
 }

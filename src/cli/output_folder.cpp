@@ -1,6 +1,7 @@
 #include "cli/output_folder.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,17 +47,23 @@ Result<std::unique_ptr<OutputFolder>> OutputFolder::create(const std::string& ta
     return make_error(ErrorCode::exists, target + " already exists (use --force to replace it)");
   }
   const fs::path dir = parent_of(target);
-  std::string temp = (dir / (".amn-tmp-" + name_of(target) + "-XXXXXX")).string();
+  // A folder cannot be unnamed (O_TMPFILE): a crash leaves it, named with our pid and
+  // locked while we live, and the next output written here removes it.
+  remove_stale_temporaries(dir.string());
+  std::string temp = (dir / (temp_name_prefix() + name_of(target) + "-XXXXXX")).string();
   if (::mkdtemp(temp.data()) == nullptr) {
     return make_error(ErrorCode::io, "cannot create a folder in " + dir.string() + ": " + std::strerror(errno));
   }
+  const int lock = ::open(temp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock >= 0) ::flock(lock, LOCK_EX | LOCK_NB);
   ::chmod(temp.c_str(), 0755);  // mkdtemp makes it 0700; a model folder is readable like a file
-  return std::unique_ptr<OutputFolder>(new OutputFolder(target, temp, overwrite, sync));
+  return std::unique_ptr<OutputFolder>(new OutputFolder(target, temp, lock, overwrite, sync));
 }
 
 OutputFolder::~OutputFolder() {
   std::error_code ec;
   if (!committed_) fs::remove_all(temp_, ec);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 Result<std::unique_ptr<OutputFile>> OutputFolder::open(const std::string& name) {

@@ -1,5 +1,7 @@
 // A sharded output as one atomic unit: the shards and the index are written into a
-// temporary folder beside the target (each through an OutputFile, so each is fsynced),
+// temporary folder beside the target, `.amn-tmp-pid<pid>-<name>-XXXXXX/` (each through
+// an OutputFile, so each is fsynced); a crash leaves that folder, and the next output
+// written beside it removes it once its process is gone (remove_stale_temporaries),
 // and the folder is renamed into place only after the last file is in it. On any
 // error, or if the process is interrupted, nothing is left at the target. An existing
 // target is replaced only with `overwrite`, and never when it holds one of the inputs
@@ -30,10 +32,11 @@ class OutputFolder {
   const std::string& target() const { return target_; }
 
  private:
-  OutputFolder(std::string target, std::string temp, bool overwrite, bool sync)
-      : target_(std::move(target)), temp_(std::move(temp)), overwrite_(overwrite), sync_(sync) {}
+  OutputFolder(std::string target, std::string temp, int lock_fd, bool overwrite, bool sync)
+      : target_(std::move(target)), temp_(std::move(temp)), lock_fd_(lock_fd), overwrite_(overwrite), sync_(sync) {}
   void sync_folder(const std::string& dir) const;
   std::string target_, temp_;
+  int lock_fd_;  // the temporary folder, flock'ed: "still being written" (remove_stale_temporaries)
   bool overwrite_;
   bool sync_;
   bool committed_ = false;

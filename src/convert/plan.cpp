@@ -1,6 +1,8 @@
 #include "convert/plan.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "convert/plan_gguf.h"
 #include "core/checked.h"
@@ -260,6 +262,45 @@ void add_tensor(const Model& model, const TensorRecord& t, std::optional<DType> 
   else if (t.nbytes > 0) add_pieces(t, index, out, swap_width_for(model, t), plan);
 }
 
+// Where an output tensor comes from, in words, for a collision error.
+std::string source_of_logical(const Model& model, const LogicalTensor& l) {
+  std::string parts, files;
+  for (const auto& [role, record] : l.parts) {
+    const TensorRecord& t = model.tensors[record];
+    parts += (parts.empty() ? "" : ", ") + t.name;
+    const std::string& file = model.files[t.file].name;
+    if (files.find(file) == std::string::npos) files += (files.empty() ? "" : ", ") + file;
+  }
+  return "the " + l.scheme + " weight made of " + parts + " (in " + files + ")";
+}
+
+std::string source_of_record(const Model& model, const TensorRecord& t) {
+  return "the " + std::string(stored_type_name(t)) + " tensor " + t.name + " (in " + model.files[t.file].name + ")";
+}
+
+// Two outputs under one name would make a file no reader accepts. It happens when a
+// quantized weight's logical name is also a stored tensor: most often a folder holding a
+// quantized model and its dequantized copy (`amn remember` writes <stem>-bf16 beside
+// its input), opened together as shards of one model.
+// `only`: check that one name (a one-tensor plan), not every name.
+Status check_output_names(const Model& model, std::optional<std::string_view> only = std::nullopt) {
+  if (model.logical.empty()) return {};  // stored names are unique (the parsers check)
+  std::unordered_map<std::string_view, std::string> seen;
+  for (const auto& l : model.logical) seen.emplace(l.name, source_of_logical(model, l));
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    if (model.is_consumed(i)) continue;
+    const TensorRecord& t = model.tensors[i];
+    if (only && t.name != *only) continue;
+    auto it = seen.find(t.name);
+    if (it == seen.end()) continue;
+    return make_error(ErrorCode::parse,
+                      "two output tensors would be named '" + t.name + "': " + it->second + " and " +
+                          source_of_record(model, t) +
+                          ". Is a converted copy of the model in the same folder? Open the files apart.");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
@@ -267,6 +308,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
       *options.dtype != DType::F32) {
     return make_error(ErrorCode::invalid_argument, "target dtype must be bf16, f16 or f32");
   }
+  AMN_TRY(check_output_names(model));
   Plan plan;
   plan.limits = model.limits;
   plan.metadata = model.metadata;
@@ -300,6 +342,7 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
 }
 
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
+  AMN_TRY(check_output_names(model, name));
   for (const auto& l : model.logical) {
     if (l.name != name) continue;
     if (!l.error.empty()) return logical_error(l);

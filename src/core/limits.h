@@ -3,6 +3,10 @@
 // without bound.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
 
 namespace amn {
 
@@ -20,6 +24,27 @@ inline constexpr uint64_t kHardMaxItems = 10'000'000;
 inline constexpr uint64_t kHardMaxDims = 64;            // rank of one tensor
 inline constexpr uint64_t kHardMaxNameBytes = 64 * 1024;  // one tensor / key name
 inline constexpr uint64_t kHardMaxShards = 100'000;
+
+// The header-derived memory of one parse (texts read, parser tapes, records, names),
+// charged as it is taken and checked against max_total_bytes. Each parser keeps one;
+// a parser that hands over to another (pth to pickle) passes what is left
+// (`remaining()`) as the other's max_total_bytes.
+class MemoryBudget {
+ public:
+  // `who` prefixes messages ("safetensors", "npz", ...).
+  MemoryBudget(const ParseLimits& limits, std::string who, uint64_t used = 0)
+      : max_(limits.max_total_bytes), who_(std::move(who)), used_(used) {}
+  // Adds `bytes` for `what` ("the header text"); a limit error once the total passes
+  // max_total_bytes. `offset`: where in the file, for the error.
+  Status charge(uint64_t bytes, std::string_view what, uint64_t offset = kNoOffset);
+  uint64_t used() const { return used_; }
+  uint64_t remaining() const { return used_ >= max_ ? 0 : max_ - used_; }
+
+ private:
+  uint64_t max_;
+  std::string who_;
+  uint64_t used_;
+};
 
 // The limits actually in force: the caller's, clamped by the floors above.
 ParseLimits effective_limits(const ParseLimits& requested);

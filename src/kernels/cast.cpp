@@ -99,8 +99,9 @@ bool select(const Impls& impls, std::string_view name) {
   return false;
 }
 
-// Built once, at first use; AMN_FORCE_IMPL is applied then (an unknown name leaves
-// the default: a typo must not stop a conversion).
+// Built once, at first use; AMN_FORCE_IMPL is applied then. An unknown name leaves the
+// default here (the core never fails from inside a kernel); check_forced_impl() is what
+// refuses it, and every surface that reads the environment calls that first.
 const Impls& impls() {
   static const Impls found = find_impls();
   static const bool env_applied = [] {
@@ -139,6 +140,20 @@ std::span<const std::string_view> available_impls() {
 }
 
 bool force_impl(std::string_view name) { return select(impls(), name); }
+
+Status check_forced_impl() {
+  const char* forced = std::getenv("AMN_FORCE_IMPL");
+  if (forced == nullptr) return {};
+  const Impls& found = impls();
+  std::string names;
+  for (size_t i = 0; i < found.count; ++i) {
+    if (found.names[i] == forced) return {};
+    names += (i ? ", " : "") + std::string(found.names[i]);
+  }
+  return make_error(ErrorCode::invalid_argument, "AMN_FORCE_IMPL=" + std::string(forced) +
+                                                     " is not an implementation of this build on this CPU (available: " +
+                                                     names + ")");
+}
 
 bool reference_impl_forced() {
   impls();

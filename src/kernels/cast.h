@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace amn {
 
@@ -59,7 +60,8 @@ uint32_t f64_to_f32_bits(uint64_t d);
 
 // Implementation selection (like simdjson's SIMDJSON_FORCE_IMPLEMENTATION). The
 // environment variable AMN_FORCE_IMPL=scalar|<highway target name, lower case> picks one
-// at start-up (read once, at first use; an unknown name is ignored); tests call
+// at start-up (read once, at first use; an unknown name leaves the default, and check_forced_impl
+// reports it); tests call
 // force_impl directly to run every compiled implementation. Highway target names are
 // "avx3", "avx2", "sse4", "ssse3", "neon", "wasm", and "hwy_scalar" for Highway's
 // one-lane fallback target (not the same code as "scalar", the reference). On x86 the
@@ -70,6 +72,10 @@ std::string_view active_impl_name();
 std::span<const std::string_view> available_impls();
 // Returns false when the name is not available.
 bool force_impl(std::string_view name);
+// An invalid_argument error when AMN_FORCE_IMPL is set to a name that is not available
+// (listing the ones that are), so a typo cannot silently leave the default in force;
+// success when it is unset or valid. Surfaces call it before any work (the CLI at start).
+Status check_forced_impl();
 // True when "scalar" (the reference) is the implementation in use: what other kernels'
 // dispatchers (kernels/ggml/dequantize.cpp) check, without active_impl_name's cost
 // (on x86 that asks libhwy, which re-runs CPUID: tens of microseconds in a VM).

@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include "core/json_syntax.h"
 #include "formats/gguf/describe.h"
 #include "formats/gguf/parse.h"
 #include "formats/npy/header.h"
@@ -45,7 +46,8 @@ Result<std::string> read_json_object(FileSet& files, const char* name, const Par
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (auto err = parser.parse(text.data(), text.size(), true).get(root)) {
-    model.warnings.push_back(std::string(name) + " is not valid JSON (" + simdjson::error_message(err) + "); ignored");
+    uint64_t at = 0;  // words with the byte, not simdjson's error names (core/json_syntax.h)
+    model.warnings.push_back(std::string(name) + " is not valid JSON (" + describe_json_error(err, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), 0, at) + "); ignored");
     return std::string();
   }
   if (!root.is_object()) {

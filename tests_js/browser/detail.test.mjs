@@ -184,6 +184,21 @@ test('detail view of safetensors BF16 and I64 tensors', { timeout: 60_000 }, asy
 test('detail view: keyboard, Escape, focus back to the row', { timeout: 60_000 }, async (t) => {
   await harness.withPage(t, async (page) => {
     await openModel(page, TINY);
+    // Where focus is when the dialog's 'close' event is dispatched: after the browser's own
+    // focus restoration (to the element focused when showModal ran), before the page's
+    // close handler (a capture listener on window runs first). Both must land on the row:
+    // the page must not depend on winning against the browser.
+    await page.evaluate(() => {
+      window.focusAtClose = [];
+      const where = () => document.activeElement?.closest('tr')?.dataset.name
+        ?? `#${document.activeElement?.id || document.activeElement?.tagName}`;
+      window.addEventListener('close', () => window.focusAtClose.push(where()), true);
+    });
+    const closed = async (n) => {
+      await page.waitForSelector('#tensor-dialog', { state: 'hidden' });
+      await page.waitForFunction((k) => window.focusAtClose.length === k, n);  // the close event ran
+      return page.evaluate(() => window.focusAtClose.at(-1));
+    };
     const selector = '#tensor-body tr.tensor-row[data-name="model.final_norm.weight"] button.tensor-open';
     assert.equal(await page.getAttribute(selector, 'aria-haspopup'), 'dialog');
     await page.focus(selector);
@@ -194,7 +209,7 @@ test('detail view: keyboard, Escape, focus back to the row', { timeout: 60_000 }
     assert.equal(await page.evaluate(() => document.getElementById('tensor-dialog').contains(document.activeElement)), true);
     assert.equal(await page.textContent('#tensor-dialog-title'), 'model.final_norm.weight');
     await page.keyboard.press('Escape');
-    await page.waitForSelector('#tensor-dialog', { state: 'hidden' });
+    assert.equal(await closed(1), 'model.final_norm.weight', 'the browser restores focus to the row');
     assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name), 'model.final_norm.weight');
 
     // A click anywhere on the row opens it too; the close button closes it.
@@ -202,7 +217,7 @@ test('detail view: keyboard, Escape, focus back to the row', { timeout: 60_000 }
     await page.waitForSelector('#tensor-dialog[open]');
     await page.waitForFunction(() => document.getElementById('tensor-dialog-title').textContent === 'model.final_norm.bias');
     await page.click('#tensor-dialog-close');
-    await page.waitForSelector('#tensor-dialog', { state: 'hidden' });
+    assert.equal(await closed(2), 'model.final_norm.bias', 'the browser restores focus to the row, not the table');
     assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.name), 'model.final_norm.bias');
 
     // Every control still has an accessible name.

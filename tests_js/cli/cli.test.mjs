@@ -382,3 +382,25 @@ test('dequantized_bytes predicts what remember writes', () => {
     }
   }
 });
+
+// Something else under a .safetensors name, and a header that is not JSON: both CLIs say
+// what is wrong in words (no "limit", no simdjson error names) and where.
+test('a file that is not safetensors, and a header that is not JSON: parse errors in words, with the byte', () => {
+  const dir = tmp();
+  const text = join(dir, 'x.safetensors');
+  writeFileSync(text, 'This is a README saved under the wrong name; it holds no tensors.\n');
+  const header = '{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},}';
+  const json = join(dir, 'y.safetensors');
+  const prefix = Buffer.alloc(8);
+  prefix.writeBigUInt64LE(BigInt(header.length));
+  writeFileSync(json, Buffer.concat([prefix, Buffer.from(header), Buffer.alloc(4)]));
+  for (const run of [amn, nodeAmn]) {
+    const a = run(['inspect', text]);
+    assert.equal(a.code, 1);
+    assert.match(a.err, /^amn: error \[parse\]: .*not a safetensors file: its first 8 bytes, read as the header length, say \d+ bytes, but only 58 bytes follow them\n$/);
+    const b = run(['inspect', json]);
+    assert.equal(b.code, 1);
+    assert.match(b.err, new RegExp(`^amn: error \\[parse\\]: .*invalid JSON in header: expected a string key, found '\\}' at byte ${8 + header.indexOf(',}') + 1}\\n$`));
+    assert.doesNotMatch(a.err + b.err, /[A-Z]+_ERROR|TAPE/);
+  }
+});

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, BIN, loadPackage } from '../support/helpers.js';
@@ -168,3 +168,31 @@ for (const [family, variant, scheme, configs] of QUANT_CASES) {
     }
   });
 }
+
+// A folder holding a GPTQ model and what `amn remember` writes beside it by default
+// (model-bf16.safetensors): the two would give two tensors of one name. Both CLIs refuse
+// before writing, naming both sources; nothing is written.
+test('a quantized model beside its -bf16 output: convert refuses the name collision, writes nothing', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'amn-collide-'));
+  try {
+    const src = join(ROOT, 'fixtures', 'quantized', 'gptq', 'w4_g128_sym_v1');
+    for (const f of ['model.safetensors', 'config.json', 'quantize_config.json']) copyFileSync(join(src, f), join(dir, f));
+    const first = spawnSync(AMN, ['remember', join(dir, 'model.safetensors'), '-q'], { encoding: 'utf8' });
+    assert.equal(first.status, 0, first.stderr);
+    const name = 'model.layers.0.self_attn.q_proj.weight';
+    for (const [label, argv] of [['native', [AMN]], ['node', [process.execPath, BIN]]]) {
+      for (const verb of [['convert', dir, '--to', 'safetensors', '-o', join(dir, `out-${label}.safetensors`)],
+        ['remember', dir, '-o', join(dir, `out-${label}-r.safetensors`)],
+        ['convert', dir, '--to', 'gguf', '-o', join(dir, `out-${label}.gguf`)]]) {
+        const r = spawnSync(argv[0], [...argv.slice(1), ...verb, '-q'], { encoding: 'utf8' });
+        assert.equal(r.status, 1, `${label} ${verb[0]}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`^amn: error \\[parse\\]: two output tensors would be named '${name.replaceAll('.', '\\.')}': `
+          + 'the gptq weight made of .*q_proj\\.qweight.* \\(in model\\.safetensors\\) and the BF16 tensor '
+          + `${name.replaceAll('.', '\\.')} \\(in model-bf16\\.safetensors\\)`), `${label} ${verb[0]}`);
+      }
+    }
+    assert.deepEqual(readdirSync(dir).sort(), ['config.json', 'model-bf16.safetensors', 'model.safetensors', 'quantize_config.json']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

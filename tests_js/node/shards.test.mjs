@@ -113,6 +113,20 @@ test('misuse and refusals: codes, and nothing left behind', async (t) => {
   assert.deepEqual((await readdir(dir)).sort(), ['existing'], 'no temporary folder left');
 });
 
+// docs/js-api.md's example, `sink: 'out/llama-bf16'`, where out/ does not exist yet.
+test('a folder path whose parent folders are missing: they are created', async (t) => {
+  const dir = await tempDir(t);
+  const out = join(dir, 'out', 'nested', 'tiny-bf16');
+  const result = await withModel(SHARDED, (m) => m.convert({ sink: out, dtype: 'bf16' }));
+  assert.equal(result.path, out);
+  assert.deepEqual((await readdir(out)).sort(), [...SHARDS, INDEX].sort());
+  assert.deepEqual(await readdir(join(dir, 'out', 'nested')), ['tiny-bf16'], 'no temporary folder left');
+  // Without fsyncs too.
+  const scratch = join(dir, 'scratch', 'tiny');
+  await withModel(SHARDED, (m) => m.convert({ sink: scratch, sync: false }));
+  assert.deepEqual((await readdir(scratch)).sort(), [...SHARDS, INDEX].sort());
+});
+
 test('an abort after the first shard leaves no folder', async (t) => {
   const dir = await tempDir(t);
   const copy = join(dir, 'in');

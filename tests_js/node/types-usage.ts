@@ -1,7 +1,7 @@
 // Type-checked (never run) by types.test.mjs: every documented use of the API must
 // compile against npm/index.d.ts under --strict, and misuses must not.
 import { AmnError, ERROR_CODES, init, implementation, open, version } from '../../npm/index.js';
-import type { ConvertResult, ErrorCode, Model, ModelInfo, Progress, ShardedConvertResult, Tensor, TensorInfo } from '../../npm/index.js';
+import type { ConvertResult, DType, ErrorCode, Model, ModelInfo, Progress, ShardedConvertResult, Tensor, TensorInfo } from '../../npm/index.js';
 
 async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: WritableStream<Uint8Array>): Promise<void> {
   await init();
@@ -60,6 +60,20 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
     }
   }
   const codes: readonly ErrorCode[] = ERROR_CODES;
+  const pickleRefused: ErrorCode = 'disallowed_global';
+  // GGUF block types and unknown GGUF type ids are dtypes of info.tensors too.
+  const stored: DType[] = ['BF16', 'Q4_K', 'IQ2_XXS', 'MXFP4', 'type 57'];
+  if (first.dtype === 'Q6_K') console.log(pickleRefused, stored);
+
+  // docs/js-api.md, "Errors": the example as written there.
+  try {
+    await open(file);
+  } catch (err) {
+    if (err instanceof AmnError && err.code === 'parse') console.error(`broken at byte ${err.offset}: ${err.message}`);
+    else throw err;
+  }
+  // docs/js-api.md, "Sharded output": a folder whose parent folders do not exist yet.
+  await model.convert({ dtype: 'bf16', sink: 'out/llama-bf16' });
   console.log(v, impl, n, sharded, index, meta, warnings, bytesOfFirstFile, share, text, shape, dq, blobOrBytes, written, path, codes);
 }
 
@@ -74,6 +88,9 @@ async function misuse(model: Model): Promise<void> {
   await open(42);
   // @ts-expect-error: unknown error code
   const code: ErrorCode = 'oops';
+  // @ts-expect-error: not a dtype
+  const dtype: DType = 'Q4_Z';
+  console.log(dtype);
   // @ts-expect-error: info is read-only
   model.info = null;
   console.log(code);

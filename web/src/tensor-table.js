@@ -54,7 +54,12 @@ export class TensorTable {
       // A drag that selected text is not a click on the row.
       if (!row || (event.target.tagName !== 'BUTTON' && window.getSelection()?.toString())) return;
       const tensor = this.tensors.find((t) => t.name === row.dataset.name);
-      if (tensor) onOpen(tensor);
+      if (!tensor) return;
+      // Closing the dialog, the browser itself returns focus to what was focused when it
+      // opened, before the page's close handler runs; a click on a cell focuses the scroll
+      // container. Focus the row's button first, so both put focus back on the row.
+      row.querySelector('button.tensor-open')?.focus({ preventScroll: true });
+      onOpen(tensor);
     });
     scroll.addEventListener('scroll', () => this.queueRender(), { passive: true });
     new ResizeObserver(() => this.queueRender()).observe(scroll);

@@ -11,6 +11,7 @@
 
 #include <simdjson.h>
 
+#include "core/json_syntax.h"
 #include "core/limits.h"
 #include "formats/gguf/write.h"
 
@@ -294,8 +295,17 @@ Result<std::vector<GgufType>> parse_type_chain(std::string_view text) {
   return chain;
 }
 
+// Texts are checked by find_json_syntax_error before simdjson reads them (they are
+// command-line arguments or a small file: cheap), so a syntax fault is named with its
+// byte; what remains here are faults the checker does not model (numbers out of range).
 Error json_error(simdjson::error_code e) {
-  return make_error(ErrorCode::parse, std::string("malformed JSON (") + simdjson::error_message(e) + ")");
+  return make_error(ErrorCode::parse, std::string("malformed JSON: ") + json_error_words(e));
+}
+
+Status check_json_syntax(std::string_view text) {
+  const JsonSyntaxError fault = find_json_syntax_error(text);
+  if (!fault.found) return {};
+  return make_error(ErrorCode::parse, "malformed JSON: " + fault.what + " at byte " + std::to_string(fault.offset));
 }
 
 #define AMN_JSON(expr)                      \
@@ -484,6 +494,7 @@ Result<GgufKv> parse_arg(std::string_view arg) {
     AMN_ASSIGN(GgufValue v, scalar_as(chain[0], tok));
     return GgufKv{std::string(key), std::move(v)};
   }
+  AMN_TRY(check_json_syntax(text));
   const simdjson::padded_string padded(text);
   od::parser parser;
   od::document doc;
@@ -514,6 +525,7 @@ Result<GgufKv> parse_gguf_kv_arg(std::string_view arg) {
 
 Result<std::vector<GgufKv>> parse_gguf_kv_json(std::string_view json) {
   const std::string context = "gguf metadata: ";
+  if (auto s = check_json_syntax(json); !s) return with_context(std::move(s).error(), context);
   const simdjson::padded_string padded(json);
   od::parser parser;
   od::document doc;

@@ -26,10 +26,13 @@ Result<Model> parse_npy(FileSet& files, uint32_t file, const ParseLimits& reques
     return make_error(ErrorCode::limit, "npy: header of " + std::to_string(pre.text_bytes) +
                                             " bytes exceeds max_single_alloc", 8);
   }
+  MemoryBudget budget(limits, "npy");
+  AMN_TRY(budget.charge(pre.total(), "the header text", 8));
   if (pre.total() > bytes.size()) {
     AMN_ASSIGN(bytes, files.read(file, 0, pre.total()));
   }
   AMN_ASSIGN(const npy::Header h, npy::parse_header(bytes, pre, 0));
+  AMN_TRY(budget.charge(sizeof(TensorRecord) + h.shape.size() * 2 * sizeof(uint64_t), "the array's record", 8));
   const uint64_t data_at = pre.total();
   if (h.data_bytes > size - data_at) {
     return make_error(ErrorCode::parse,

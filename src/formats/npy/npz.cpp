@@ -47,7 +47,8 @@ Result<std::vector<uint8_t>> entry_prefix(FileSet& files, uint32_t file, const z
   return zip::read_prefix(files, file, e, n, limits);
 }
 
-Status read_entry(FileSet& files, uint32_t file, const zip::Entry& e, const ParseLimits& limits, Parsed& out) {
+Status read_entry(FileSet& files, uint32_t file, const zip::Entry& e, const ParseLimits& limits,
+                  MemoryBudget& budget, Parsed& out) {
   if (e.method != zip::Method::stored && e.method != zip::Method::deflate) {
     return make_error(ErrorCode::unsupported,
                       "compression method " + std::to_string(static_cast<unsigned>(e.method)) +
@@ -64,6 +65,8 @@ Status read_entry(FileSet& files, uint32_t file, const zip::Entry& e, const Pars
     return make_error(ErrorCode::limit, "npy: header of " + std::to_string(pre.text_bytes) +
                                             " bytes exceeds max_single_alloc", e.data_offset + 8);
   }
+  AMN_TRY(budget.charge(pre.total() + sizeof(TensorRecord) + e.name.size(), "the header of entry " + quote(e.name),
+                        e.data_offset));
   if (pre.total() > bytes.size()) {
     AMN_ASSIGN(bytes, entry_prefix(files, file, e, pre.total(), limits));
   }
@@ -108,13 +111,14 @@ Result<Model> parse_npz(FileSet& files, uint32_t file, const ParseLimits& reques
   std::vector<npy::ArrayNote> notes;
   std::vector<ByteRange> need;
   std::vector<std::string> dtype_warnings, trailing;
+  MemoryBudget budget(limits, "npz", archive.memory);
   for (const zip::Entry& e : archive.entries) {
     if (!ends_with(e.name, ".npy") || e.name.size() == 4 || ends_with(e.name, "/.npy")) {
       skipped.push_back(e.name);
       continue;
     }
     Parsed p;
-    auto st = read_entry(files, file, e, limits, p);
+    auto st = read_entry(files, file, e, limits, budget, p);
     if (!st) {
       // Every entry is tried before asking, so one round fetches every missing header.
       if (st.error().code != ErrorCode::need_bytes) return in_entry(e, std::move(st).error());

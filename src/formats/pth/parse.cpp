@@ -109,6 +109,27 @@ Result<pickle::Pickle> run_at(std::span<const uint8_t> window, uint64_t at, bool
   return pickle::run(window.subspan(static_cast<size_t>(at)), limits, o);
 }
 
+// What a finished pickle holds, charged against max_total_bytes after it ran (it ran
+// within what was left: the budget's remaining()).
+uint64_t pickle_bytes(const pickle::Pickle& p) {
+  return p.values.capacity() * sizeof(pickle::Record) + p.text.capacity() + p.slots.capacity() * sizeof(uint32_t) +
+         p.globals.size() * sizeof(pickle::GlobalRef);
+}
+
+ParseLimits within(const ParseLimits& limits, const MemoryBudget& budget) {
+  ParseLimits out = limits;
+  out.max_total_bytes = budget.remaining();
+  return out;
+}
+
+Status charge_records(MemoryBudget& budget, const Model& model) {
+  for (const auto& t : model.tensors) {
+    AMN_TRY(budget.charge(sizeof(TensorRecord) + t.name.size() + (t.shape.size() + t.strides.size()) * sizeof(uint64_t),
+                          "the record of tensor '" + t.name + "'"));
+  }
+  return {};
+}
+
 bool is_int(const pickle::Pickle& p, int64_t want) {
   const auto& v = p.at(p.root);
   return v.kind == pickle::Kind::integer && v.integer == want;
@@ -161,14 +182,17 @@ Result<Model> parse_legacy(FileSet& files, uint32_t file, const ParseLimits& lim
     pickle::Pickle parts[5];
     uint64_t at = 0;
     bool short_window = false;
+    MemoryBudget budget(limits, "pth");
+    AMN_TRY(budget.charge(window.size(), "the pickles' bytes", 0));
     for (int k = 0; k < 5; ++k) {
-      auto r = run_at(window, at, more, limits, pth::torch_global_allowed);
+      auto r = run_at(window, at, more, within(limits, budget), pth::torch_global_allowed);
       if (!r && r.error().code == ErrorCode::need_bytes) {
         short_window = true;
         break;
       }
       if (!r) return std::move(r).error();
       parts[k] = std::move(r).value();
+      AMN_TRY(budget.charge(pickle_bytes(parts[k]), "pickle " + num(k + 1) + " of 5", at));
       at += parts[k].end;
     }
     if (short_window) {
@@ -260,6 +284,7 @@ Result<Model> parse_legacy(FileSet& files, uint32_t file, const ParseLimits& lim
     }
     add_complex_warning(model, walked.tensors);
     sort_and_name(model);
+    AMN_TRY(charge_records(budget, model));
     facts.globals = obj.globals;
     facts.values = std::move(walked.values);
     facts.values_omitted = walked.values_omitted;
@@ -300,6 +325,8 @@ Result<Model> parse_zip(FileSet& files, uint32_t file, const ParseLimits& limits
     return make_error(ErrorCode::limit, "pth: data.pkl of " + num(pkl->uncompressed_size) + " bytes exceeds max_single_alloc (" +
                                             num(limits.max_single_alloc) + ")");
   }
+  MemoryBudget budget(limits, "pth", archive.memory);
+  AMN_TRY(budget.charge(pkl->uncompressed_size, "data.pkl's bytes", pkl->local_header_offset));
   const zip::Entry* order = archive.find(prefix + "byteorder");
   const zip::Entry* version = archive.find(prefix + "version");
   if (!version) version = archive.find(prefix + ".data/version");
@@ -337,7 +364,8 @@ Result<Model> parse_zip(FileSet& files, uint32_t file, const ParseLimits& limits
   o.allowed = pth::torch_global_allowed;
   // Offsets in errors are file offsets only when data.pkl is stored, not deflated.
   o.base_offset = pkl->method == zip::Method::stored ? pkl->data_offset : 0;
-  AMN_ASSIGN(auto p, pickle::run(*pkl_bytes, limits, o));
+  AMN_ASSIGN(auto p, pickle::run(*pkl_bytes, within(limits, budget), o));
+  AMN_TRY(budget.charge(pickle_bytes(p), "data.pkl's values", o.base_offset));
   if (p.end != pkl_bytes->size()) return parse_error(num(pkl_bytes->size() - p.end) + " bytes follow data.pkl's STOP", o.base_offset + p.end);
   facts.pickle_protocol = p.protocol;
   AMN_ASSIGN(auto storages, all_storages(p, false));
@@ -373,6 +401,7 @@ Result<Model> parse_zip(FileSet& files, uint32_t file, const ParseLimits& limits
   }
   add_complex_warning(model, walked.tensors);
   sort_and_name(model);
+  AMN_TRY(charge_records(budget, model));
   facts.globals = p.globals;
   facts.values = std::move(walked.values);
   facts.values_omitted = walked.values_omitted;

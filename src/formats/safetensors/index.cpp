@@ -6,6 +6,8 @@
 
 #include <simdjson.h>
 
+#include "core/json_syntax.h"
+
 namespace amn {
 namespace {
 
@@ -29,11 +31,18 @@ Result<SafetensorsIndex> parse_safetensors_index(FileSet& files, uint32_t file,
   if (size > kHardMaxSafetensorsHeader || size > limits.max_single_alloc) {
     return make_error(ErrorCode::limit, name + ": index file of " + std::to_string(size) + " bytes is too large");
   }
+  MemoryBudget budget(limits, name);
+  AMN_TRY(budget.charge(size, "the index text", 0));
+  AMN_TRY(budget.charge(size * kJsonDomBytesPerByte, "the JSON parser's tape for the index", 0));
   AMN_ASSIGN(auto text, files.read(file, 0, size));
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (auto err = parser.parse(text.data(), text.size(), true).get(root)) {
-    return index_error(name, std::string("not valid JSON: ") + simdjson::error_message(err));
+    uint64_t at = kNoOffset;
+    std::string why = describe_json_error(err, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), 0, at);
+    Error e = index_error(name, "not valid JSON: " + std::move(why));
+    e.offset = at;
+    return e;
   }
   simdjson::dom::object map;
   if (root["weight_map"].get_object().get(map)) {
@@ -57,6 +66,7 @@ Result<SafetensorsIndex> parse_safetensors_index(FileSet& files, uint32_t file,
     if (!is_plain_file_name(shard)) {
       return index_error(name, "shard name '" + std::string(shard) + "' is not a plain file name in the index's folder");
     }
+    AMN_TRY(budget.charge(sizeof(out.weight_map[0]) + kv.key.size() + 2 * shard.size(), "the weight_map"));
     out.weight_map.emplace_back(std::string(kv.key), std::string(shard));
     shards.insert(std::string(shard));
     if (shards.size() > kHardMaxShards) return make_error(ErrorCode::limit, name + ": too many shards");

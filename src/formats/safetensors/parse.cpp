@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "core/checked.h"
+#include "core/json_syntax.h"
 
 namespace amn {
 namespace {
@@ -144,21 +145,28 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   // Ask for a generous first window, so most headers arrive in one round trip.
   AMN_ASSIGN(auto head, files.read(file, 0, std::min(size, kSafetensorsReadAhead)));
   const uint64_t n = load_le64(head.data());
+  // A length that cannot fit the file is not a header at all (most often the file is
+  // something else under a .safetensors name); a plausible one above the format's
+  // maximum is a limit.
+  if (n > size - 8) {
+    return make_error(ErrorCode::parse,
+                      "safetensors: not a safetensors file: its first 8 bytes, read as the header length, say " +
+                          std::to_string(n) + " bytes, but only " + std::to_string(size - 8) +
+                          " bytes follow them", 0);
+  }
   if (n > kHardMaxSafetensorsHeader) {
     return make_error(ErrorCode::limit,
                       "safetensors: header too large: length " + std::to_string(n) +
                           " exceeds the format's maximum of 100000000 bytes", 0);
-  }
-  if (n > size - 8) {
-    return make_error(ErrorCode::parse,
-                      "safetensors: header length exceeds file size: " + std::to_string(n) +
-                          " bytes claimed, " + std::to_string(size - 8) + " after the length prefix", 0);
   }
   if (n > limits.max_single_alloc) {
     return make_error(ErrorCode::limit, "safetensors: header length " + std::to_string(n) +
                                             " exceeds max_single_alloc", 0);
   }
   if (n < 2) return header_error("header of " + std::to_string(n) + " bytes is not a JSON object");
+  MemoryBudget budget(limits, "safetensors");
+  AMN_TRY(budget.charge(n, "the header text", 8));
+  AMN_TRY(budget.charge(n * kJsonDomBytesPerByte, "the JSON parser's tape for the header", 8));
   AMN_ASSIGN(auto text, files.read(file, 8, n));
   if (text[0] != '{') return header_error("header is not a JSON object (it does not start with '{')");
 
@@ -167,14 +175,13 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   if (parser.allocate(n, 16)) return make_error(ErrorCode::limit, "safetensors: cannot allocate the JSON parser");
   simdjson::dom::element root;
   if (auto err = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root)) {
-    if (err == simdjson::UTF8_ERROR) return header_error("invalid UTF-8 in header");
     if (err == simdjson::DEPTH_ERROR) {
       return make_error(ErrorCode::limit, "safetensors: header JSON nests too deep (more than 16 levels)", 8);
     }
-    if (err == simdjson::NUMBER_ERROR || err == simdjson::BIGINT_ERROR) {
-      return header_error("invalid JSON in header: a number is malformed or out of range");
-    }
-    return header_error(std::string("invalid JSON in header: ") + simdjson::error_message(err));
+    uint64_t at = 8;  // the header's start when the fault has no position
+    const std::string why =
+        describe_json_error(err, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), 8, at);
+    return header_error("invalid JSON in header: " + why, at);
   }
   simdjson::dom::object obj;
   if (root.get_object().get(obj)) return header_error("header is not a JSON object");
@@ -205,12 +212,15 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
         if (kv.value.get_string().get(v)) {
           return header_error("__metadata__ value is not a string (key " + quote_name(kv.key) + ")");
         }
+        AMN_TRY(budget.charge(sizeof(out.metadata[0]) + kv.key.size() + v.size(), "the metadata", 8));
         out.metadata.emplace_back(std::string(kv.key), std::string(v));
       }
       continue;
     }
     TensorRecord rec;
     AMN_TRY(parse_tensor(field.key, field.value, out.header_bytes, file, rec));
+    AMN_TRY(budget.charge(sizeof(TensorRecord) + rec.name.size() + rec.shape.size() * sizeof(uint64_t),
+                          "tensor " + quote_name(rec.name), 8));
     out.tensors.push_back(std::move(rec));
   }
 

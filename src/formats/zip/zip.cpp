@@ -463,14 +463,20 @@ Status Reader::read_central_entry(std::span<const uint8_t> cd, uint64_t& pos, ui
 }
 
 Status Reader::read_central_directory(Archive& archive, std::vector<Central>& central) {
+  MemoryBudget budget(limits_, "zip");
+  AMN_TRY(budget.charge(cd_size_, "the central directory", cd_offset_));
+  AMN_TRY(budget.charge(entry_count_ * (sizeof(Entry) + sizeof(Central)), "the entry list", cd_offset_));
   AMN_ASSIGN(auto cd, files_.read(file_, cd_offset_, cd_size_));
   // entry_count_ <= cd_size_ / 46 <= max_single_alloc / 46: bounded by the checks above.
   archive.entries.resize(entry_count_);
   central.resize(entry_count_);
   uint64_t pos = 0;
   for (uint64_t i = 0; i < entry_count_; ++i) {
+    const uint64_t at = cd_offset_ + pos;
     AMN_TRY(read_central_entry(cd, pos, i, archive.entries[i], central[i]));
+    AMN_TRY(budget.charge(archive.entries[i].name.size(), "the name of entry " + num(i), at));
   }
+  archive.memory = budget.used();
   if (pos != cd_size_) {
     return error(ErrorCode::parse,
                  "central directory has " + num(cd_size_ - pos) + " bytes left after its " +

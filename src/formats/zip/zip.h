@@ -30,6 +30,9 @@ struct Entry {
 
 struct Archive {
   std::vector<Entry> entries;     // central-directory order
+  // Header-derived bytes reading it took (the central directory, entries, names), already
+  // charged against max_total_bytes: callers go on charging from here (MemoryBudget).
+  uint64_t memory = 0;
   // nullptr when absent. Names are unique (duplicates are rejected at read time).
   const Entry* find(std::string_view name) const;
 };
