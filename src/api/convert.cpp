@@ -28,7 +28,7 @@ std::string request_json(const ConvertOptions& o) {
   if (o.max_shard_bytes > 0) w.value(o.max_shard_bytes);
   else w.null();
   w.key("ggufKv").strings(o.gguf_kv).key("ggufMetadata").string_or_null(o.gguf_metadata);
-  w.key("force").value(o.overwrite).key("sync").value(o.sync).key("quiet").value(true).end_object();
+  w.key("force").value(o.overwrite).key("sync").value(o.sync).end_object();
   return w.take();
 }
 
