@@ -12,7 +12,7 @@ AMN := $(BUILD)/native/amn
 MODEL := fixtures/models/tiny-mlp/model.safetensors
 
 .PHONY: run test bootstrap build native wasm aarch64 asan web serve \
-        test-native test-asan test-aarch64 test-wasm test-js test-browser fuzz bench clean
+        test-native test-install test-asan test-aarch64 test-wasm test-js test-browser fuzz bench clean
 
 run: bootstrap native wasm web
 	@echo; echo "== amn inspect $(MODEL)"
@@ -24,7 +24,7 @@ run: bootstrap native wasm web
 	@echo "    make serve        # then browse http://127.0.0.1:8080/"
 	@echo "(or serve web/dist/ with any static server: everything runs in the browser)"
 
-test: bootstrap build test-native test-asan test-aarch64 test-wasm test-js test-browser
+test: bootstrap build test-native test-install test-asan test-aarch64 test-wasm test-js test-browser
 	@echo "make test: every suite passed"
 
 bootstrap:
@@ -59,6 +59,11 @@ serve: web
 
 test-native: native
 	@ctest --test-dir $(BUILD)/native --output-on-failure
+
+# The C++ library as a user gets it: `cmake --install` into a scratch prefix, examples/
+# built with find_package and with pkg-config, run on the fixtures (tools/test_install.sh).
+test-install: native
+	@tools/test_install.sh $(BUILD)
 
 test-asan: asan
 	@ctest --test-dir $(BUILD)/asan --output-on-failure

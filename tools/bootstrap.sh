@@ -15,6 +15,7 @@ packages=(
   libclang-rt-14-dev              # clang's sanitizer + libFuzzer runtimes (make fuzz)
   chromium                        # browser tests of the page (playwright-core drives it)
   strace                          # the --no-sync tests count fsync calls
+  pkg-config                      # make test-install builds an example from anamnesis.pc
 )
 
 missing=()

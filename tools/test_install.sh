@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make test-install: installs the native build into a scratch prefix and uses it as a
+# user would: builds examples/ with find_package(anamnesis CONFIG), runs each on bundled
+# fixtures and checks what it prints, builds one again with pkg-config alone, and checks
+# that the library exports the API and nothing else.
+#   tools/test_install.sh [build folder, default: build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+prefix=$(realpath -m "$build/prefix")
+work=$(realpath -m "$build/install-test")
+rm -rf "$prefix" "$work"
+mkdir -p "$work"
+cmake --install "$build/native" --prefix "$prefix" >/dev/null
+
+cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+ninja --quiet -C "$work/examples"
+inspect=$work/examples/inspect/inspect_model
+remember=$work/examples/remember/remember_model
+convert=$work/examples/convert/convert_model
+
+failures=0
+# expect NAME STATUS LINE COMMAND...: COMMAND exits with STATUS and prints LINE as one whole
+# line (stdout and stderr together).
+expect() {
+  local name=$1 status=$2 line=$3
+  shift 3
+  local out rc=0
+  out=$("$@" 2>&1) || rc=$?
+  if [ "$rc" -ne "$status" ] || ! grep -qxF -- "$line" <<<"$out"; then
+    echo "test-install: FAIL $name: exit $rc (expected $status); expected the line: $line" >&2
+    head -20 <<<"$out" | sed 's/^/    /' >&2
+    failures=$((failures + 1))
+  else
+    echo "test-install: ok   $name"
+  fi
+}
+
+mlp=fixtures/models/tiny-mlp
+sharded=fixtures/models/tiny-sharded
+gptq=fixtures/quantized/gptq/w4_g128_sym_v1
+q_proj=model.layers.0.self_attn.q_proj.weight
+
+expect "inspect a file" 0 "model.layers.0.fc2.weight BF16 [32x128] 8192 bytes" "$inspect" "$mlp/model.safetensors"
+expect "inspect a sharded folder" 0 "safetensors, 18 tensors" "$inspect" "$sharded"
+expect "inspect lists a quantized weight once" 0 \
+  "$q_proj F16 [256x512] 70144 bytes (gptq: 4-bit, group 128, sym, gptq (v1) zeros (quantize_config.json))" \
+  "$inspect" "$gptq/model.safetensors"
+expect "inspect a missing file" 1 "error [io]: cannot open no-such.safetensors: no such file or folder" \
+  "$inspect" no-such.safetensors
+
+expect "remember a BF16 tensor as F32" 0 \
+  "model.layers.0.fc2.weight F32, 4096 values: 0.00497437 0.0446777 -0.00263977 -0.0859375" \
+  "$remember" "$mlp" model.layers.0.fc2.weight
+# Every value of a GPTQ weight, dequantized by the library, against the producer's own
+# dequantized tensor (expected.safetensors, F16: %.6g tells every F16 value apart),
+# compared as a digest of the printed values (131,072 of them).
+digest() { bash -c 'set -o pipefail; "$@" | sha256sum | cut -c1-64' _ "$@"; }
+expect "the producer's GPTQ values print" 0 "$q_proj F32, 131072 values: -0.0266724 -0.0177765" \
+  "$remember" "$gptq/expected.safetensors" "$q_proj" 2
+want=$(digest "$remember" "$gptq/expected.safetensors" "$q_proj" 1000000)
+expect "remember a GPTQ weight as its producer does" 0 "$want" \
+  digest "$remember" "$gptq/model.safetensors" "$q_proj" 1000000
+expect "remember a missing tensor" 1 "error [not_found]: no tensor named 'nope'" "$remember" "$mlp" nope
+
+out=$work/tiny-sharded-bf16
+expect "convert a sharded folder" 0 "read back: 18 of 18 tensors identical" "$convert" "$sharded" "$out"
+expect "convert writes shards and an index" 0 "  $out/model.safetensors.index.json" "$convert" "$sharded" "$out"
+expect "convert refuses to write over its input" 1 \
+  "error [invalid_argument]: $sharded holds an input of this conversion (model.safetensors.index.json)" \
+  "$convert" "$sharded" "$sharded"
+
+# pkg-config, from the installed anamnesis.pc alone (it finds its prefix from its own folder).
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+flags=$(pkg-config --cflags --libs anamnesis)
+read -r -a words <<<"$flags"
+summary=""
+for w in "${words[@]}"; do
+  case $w in
+    -I*) summary+=" -I$(realpath -m "${w#-I}")" ;;
+    -L*) summary+=" -L$(realpath -m "${w#-L}")" ;;
+    *) summary+=" $w" ;;
+  esac
+done
+expect "pkg-config --cflags --libs" 0 " -I$prefix/include -L$prefix/lib -lanamnesis" echo "$summary"
+g++ -std=c++17 -o "$work/inspect_pc" examples/inspect/inspect_model.cpp "${words[@]}" -Wl,-rpath,"$prefix/lib"
+expect "an example built with pkg-config" 0 "safetensors, 11 tensors" "$work/inspect_pc" "$mlp"
+
+# Only the API is exported: every defined dynamic symbol is in namespace anamnesis.
+lib=$(realpath "$prefix/lib/libanamnesis.so")
+others=$(nm -DC --defined-only "$lib" | cut -d' ' -f3- | grep -v '^anamnesis::' || true)
+expect "the library exports only namespace anamnesis" 0 "" echo "$others"
+
+if [ "$failures" -ne 0 ]; then
+  echo "test-install: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "test-install: the installed package builds and runs every example"
