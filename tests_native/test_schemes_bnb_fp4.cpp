@@ -286,7 +286,8 @@ TEST_CASE("rejected quantized files say what is wrong", "[schemes]") {
   };
   const Case cases[] = {
       {"fp8_scale_grid", "model.layers.0.self_attn.o_proj.weight", "fp8",
-       "its scale grid [1, 37] fits no scale layout for a [37, 45] weight with 128x128 blocks", ""},
+       "its scale grid [1, 37] gives no single block size for a [37, 45] weight and no config names "
+       "weight_block_size (columns: no block size gives 37 blocks over 45)", ""},
       {"fp8_scale_dtype", "model.layers.0.self_attn.o_proj.weight", "fp8",
        "its scale is I16 (F32, BF16 or F16 expected)", ""},
       {"bnb_no_absmax", "model.layers.0.mlp.down_proj.weight", "bnb-nf4",
