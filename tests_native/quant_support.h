@@ -51,6 +51,19 @@ inline std::vector<uint8_t> expected_as(std::span<const uint8_t> canonical, DTyp
   return v;
 }
 
+// The producer's bytes of `name` in target `to`: the expected file's "<name>@bf16" /
+// "@f16" / "@f32" tensor when it has one (the integer families' exact product rounded
+// once to that target: fixtures/quantized/make_round_once.py), else its canonical tensor
+// (in `canonical`) cast with PyTorch's rules.
+inline std::vector<uint8_t> expected_for(const StFile& f, const std::string& name, DType canonical, DType to) {
+  const std::string suffix = to == DType::BF16 ? "@bf16" : to == DType::F16 ? "@f16" : "@f32";
+  if (to != canonical && f.model.find(name + suffix) != nullptr) {
+    const auto d = f.data(name + suffix);
+    return {d.begin(), d.end()};
+  }
+  return expected_as(f.data(name), canonical, to);
+}
+
 // Bytes that differ; every byte when the sizes differ.
 inline size_t differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   if (a.size() != b.size()) return ~size_t{0};

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "core/limits.h"
-#include "formats/open.h"
+#include "session/open.h"
 #include "formats/zip/zip.h"
 #include "support.h"
 

@@ -1,7 +1,8 @@
 // AWQ kernel against AutoAWQ's own dequantize_gemm output (fixtures/quantized/awq,
 // made by make_fixtures.py there): 0 differing bytes for F16 (what dequantize_gemm
-// returns) and BF16 / F32 (PyTorch casts of it), under every implementation (the
-// reference and each Highway target); hostile parameters rejected.
+// returns) and BF16 / F32 (the exact F32 product rounded once, convert_awq_file's
+// arithmetic: the "@bf16" / "@f32" tensors of make_round_once.py), under every
+// implementation (the reference and each Highway target); hostile parameters rejected.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -68,7 +69,7 @@ TEST_CASE("AWQ dequantization equals AutoAWQ's dequantize_gemm", "[quant][awq]")
       REQUIRE(expected.tensor(base + ".weight").shape == std::vector<uint64_t>{l.params.out_features, l.params.in_features});
       for (DType out : {DType::F16, DType::BF16, DType::F32}) {
         INFO(amn::dtype_name(out));
-        const auto want = expected_as(expected.data(base + ".weight"), DType::F16, out);
+        const auto want = expected_for(expected, base + ".weight", DType::F16, out);
         std::vector<uint8_t> got(want.size(), 0xAB);
         REQUIRE(amn::quant::dequantize_awq_rows(l.params, l.tensors, 0, l.params.out_features, out, got).ok());
         CHECK(differing(got, want) == 0);

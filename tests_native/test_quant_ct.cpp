@@ -1,8 +1,9 @@
 // compressed-tensors integer kernels against compressed-tensors' own decompress_weight
 // output (fixtures/quantized/compressed_tensors, made by make_fixtures.py there):
 // 0 differing bytes for BF16 (what decompress_weight returns for BF16 scales) and for
-// F16 / F32 (PyTorch casts of it), under every implementation (the reference and each
-// Highway target); hostile parameters rejected.
+// F16 / F32 (the exact F32 product rounded once: the "@f16" / "@f32" tensors of
+// make_round_once.py), under every implementation (the reference and each Highway
+// target); hostile parameters rejected.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -110,7 +111,7 @@ TEST_CASE("compressed-tensors dequantization equals its decompress_weight", "[qu
     REQUIRE(exp.shape == std::vector<uint64_t>{l.params.out_features, l.params.in_features});
     for (DType out : {DType::BF16, DType::F16, DType::F32}) {
       INFO(amn::dtype_name(out));
-      const auto want = expected_as(expected.data(std::string(c.base) + ".weight"), DType::BF16, out);
+      const auto want = expected_for(expected, std::string(c.base) + ".weight", DType::BF16, out);
       std::vector<uint8_t> got(want.size(), 0xAB);
       REQUIRE(amn::quant::dequantize_ct_int_rows(l.params, l.tensors, 0, l.params.out_features, out, got).ok());
       CHECK(differing(got, want) == 0);

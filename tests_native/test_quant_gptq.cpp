@@ -1,6 +1,7 @@
 // GPTQ kernels against GPTQModel's own dequantize_weight output
 // (fixtures/quantized/gptq, made by make_fixtures.py there): 0 differing bytes for F16
-// (what dequantize_weight returns) and for BF16 / F32 (PyTorch casts of it), whole and
+// (what dequantize_weight returns) and for BF16 / F32 (the exact F32 product rounded
+// once, as GPTQModel's convert_gptq_file computes it: make_round_once.py), whole and
 // in row pieces, under every implementation (the reference and each Highway target);
 // and every hostile parameter rejected with an error.
 #include <catch2/catch.hpp>
@@ -89,7 +90,7 @@ TEST_CASE("GPTQ dequantization equals GPTQModel's dequantize_weight", "[quant][g
     REQUIRE(amn::quant::validate_gptq(l.params, l.tensors).ok());
     for (DType out : {DType::F16, DType::BF16, DType::F32}) {
       INFO(amn::dtype_name(out));
-      const auto want = expected_as(l.expected.data(kBase + ".weight"), DType::F16, out);
+      const auto want = expected_for(l.expected, kBase + ".weight", DType::F16, out);
       std::vector<uint8_t> got(want.size(), 0xAB);
       REQUIRE(amn::quant::dequantize_gptq_rows(l.params, l.tensors, 0, l.params.out_features, out, got).ok());
       CHECK(differing(got, want) == 0);

@@ -104,6 +104,36 @@ TEST_CASE("bitsandbytes NF4, FP4 and int8 weights dequantize bit-exactly", "[sch
   CHECK(logical(*o->model, "model.layers.0.self_attn.o_proj.weight")->scheme == "bnb-nf4");
 }
 
+TEST_CASE("bitsandbytes double quantization is decided by nested_absmax, as QuantState.from_dict decides", "[schemes]") {
+  // nf4_nested_keys: "nested_blocksize": 0, "nested_offset": 0.0 in the quant_state, a
+  // plain F32 absmax and no nested tensors: plain NF4 (fixtures/quantized/bnb/README.md).
+  check_variant("bnb", "nf4_nested_keys", "bnb-nf4");
+  auto o = open_fixture("quantized/bnb", "nf4_nested_keys");
+  REQUIRE(o->model);
+  const LogicalTensor* l = logical(*o->model, "model.layers.0.self_attn.o_proj.weight");
+  REQUIRE(l);
+  CHECK(l->variant == "nf4, blocksize 32");
+  CHECK(o->model->warnings.empty());
+}
+
+TEST_CASE("a bitsandbytes quant_state without dtype is read as BF16, with a warning", "[schemes]") {
+  // nf4_minimal_state: {"quant_type":"nf4","blocksize":32,"shape":[48,96],"nested":false}.
+  check_variant("bnb", "nf4_minimal_state", "bnb-nf4");
+  auto o = open_fixture("quantized/bnb", "nf4_minimal_state");
+  REQUIRE(o->model);
+  const LogicalTensor* l = logical(*o->model, "model.layers.0.self_attn.o_proj.weight");
+  REQUIRE(l);
+  CHECK(l->natural == DType::BF16);
+  CHECK(l->variant == "nf4, blocksize 32");
+  CHECK(o->model->warnings == std::vector<std::string>{
+                                  "bitsandbytes quant_state without \"dtype\" (bitsandbytes always writes it): "
+                                  "dequantized to bfloat16 by default: model.layers.0.self_attn.o_proj.weight"});
+  // The values do not depend on the dtype: F32 is the producer's F32 output (mixed4's layer).
+  auto f32 = dequantized(*o, l->name, DType::F32);
+  REQUIRE(f32);
+  CHECK(differing(*f32, expected_tensors(fixture_path("quantized/bnb/mixed4.expected.safetensors")).at(l->name).bytes) == 0);
+}
+
 TEST_CASE("bitsandbytes logical tensors: names, variants, parts, parameter count", "[schemes]") {
   auto nf4 = open_fixture("quantized/bnb", "nf4");
   REQUIRE(nf4->model);
@@ -256,13 +286,15 @@ TEST_CASE("rejected quantized files say what is wrong", "[schemes]") {
   };
   const Case cases[] = {
       {"fp8_scale_grid", "model.layers.0.self_attn.o_proj.weight", "fp8",
-       "its scale grid [1, 37] fits no scale layout for a [37, 45] weight with 128x128 blocks", ""},
+       "its scale grid [1, 37] gives no single block size for a [37, 45] weight and no config names "
+       "weight_block_size (columns: no block size gives 37 blocks over 45)", ""},
       {"fp8_scale_dtype", "model.layers.0.self_attn.o_proj.weight", "fp8",
        "its scale is I16 (F32, BF16 or F16 expected)", ""},
       {"bnb_no_absmax", "model.layers.0.mlp.down_proj.weight", "bnb-nf4",
        "no model.layers.0.mlp.down_proj.weight.absmax beside the packed weight", ""},
       {"bnb_no_nested_absmax", "model.layers.0.mlp.down_proj.weight", "bnb-nf4",
-       "no model.layers.0.mlp.down_proj.weight.nested_absmax, yet the quant_state is double-quantized", ""},
+       "its absmax is U8 codes, yet there is no model.layers.0.mlp.down_proj.weight.nested_absmax (double "
+       "quantization needs it; F32 absmax expected without)", ""},
       {"bnb_absmax_length", "model.layers.0.mlp.down_proj.weight", "bnb-fp4",
        "bitsandbytes: absmax has 57 values, the shape needs 58 (one per 64)", ""},
       {"bnb_shape_mismatch", "model.layers.0.mlp.down_proj.weight", "bnb-fp4",

@@ -5,6 +5,7 @@
 // those few bytes are read at detection. docs/formats/quantized/bitsandbytes.md.
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "kernels/quant/bnb.h"
 #include "schemes/context.h"
@@ -29,6 +30,7 @@ struct QuantState {
   quant::Bnb4Type type = quant::Bnb4Type::nf4;
   uint64_t blocksize = 0;
   DType dtype = DType::F32;
+  bool dtype_given = true;  // false: no "dtype" key, BF16 assumed
   std::vector<uint64_t> shape;
   bool nested = false;
   uint64_t nested_blocksize = 0;
@@ -43,8 +45,11 @@ std::optional<DType> torch_dtype(std::string_view name) {
 }
 
 // The JSON QuantState.as_dict(packed=True) wrote: quant_type, blocksize, dtype, shape and,
-// when double-quantized, nested_blocksize, nested_dtype, nested_offset.
-Result<QuantState> parse_quant_state(const std::vector<uint8_t>& bytes, std::string_view type_from_name) {
+// when double-quantized, nested_blocksize, nested_dtype, nested_offset. Double
+// quantization is decided as QuantState.from_dict decides it: by the presence of the
+// nested_absmax tensor (`nested`), whatever nested_* keys the JSON carries. A JSON
+// without "dtype" (the minimal state other writers emit) is read as bfloat16.
+Result<QuantState> parse_quant_state(const std::vector<uint8_t>& bytes, std::string_view type_from_name, bool nested) {
   auto bad = [](std::string m) { return make_error(ErrorCode::parse, "quant_state: " + std::move(m)); };
   simdjson::dom::parser parser;
   simdjson::dom::object o;
@@ -57,10 +62,16 @@ Result<QuantState> parse_quant_state(const std::vector<uint8_t>& bytes, std::str
     return bad("quant_type '" + std::string(s) + "' disagrees with the name's '" + std::string(type_from_name) + "'");
   q.type = s == "fp4" ? quant::Bnb4Type::fp4 : quant::Bnb4Type::nf4;
   if (o["blocksize"].get_uint64().get(q.blocksize) != simdjson::SUCCESS) return bad("no integer blocksize");
-  if (o["dtype"].get_string().get(s) != simdjson::SUCCESS) return bad("no dtype string");
-  auto dt = torch_dtype(s);
-  if (!dt) return bad("dtype '" + std::string(s) + "' is not bfloat16, float16 or float32");
-  q.dtype = *dt;
+  simdjson::dom::element dtype;
+  if (o["dtype"].get(dtype) != simdjson::SUCCESS) {
+    q.dtype = DType::BF16;  // the natural dtype of a 4-bit checkpoint that does not say
+    q.dtype_given = false;
+  } else {
+    if (dtype.get_string().get(s) != simdjson::SUCCESS) return bad("dtype is not a string");
+    auto dt = torch_dtype(s);
+    if (!dt) return bad("dtype '" + std::string(s) + "' is not bfloat16, float16 or float32");
+    q.dtype = *dt;
+  }
   simdjson::dom::array shape;
   if (o["shape"].get_array().get(shape) != simdjson::SUCCESS) return bad("no shape array");
   if (shape.size() == 0 || shape.size() > kMaxQuantStateDims)
@@ -70,9 +81,10 @@ Result<QuantState> parse_quant_state(const std::vector<uint8_t>& bytes, std::str
     if (d.get_uint64().get(v) != simdjson::SUCCESS) return bad("shape holds a non-integer");
     q.shape.push_back(v);
   }
-  simdjson::dom::element nb;
-  if (o["nested_blocksize"].get(nb) == simdjson::SUCCESS) {
+  if (nested) {
     q.nested = true;
+    simdjson::dom::element nb;
+    if (o["nested_blocksize"].get(nb) != simdjson::SUCCESS) return bad("no nested_blocksize, yet there is a nested_absmax");
     if (nb.get_uint64().get(q.nested_blocksize) != simdjson::SUCCESS) return bad("nested_blocksize is not an integer");
     if (o["nested_dtype"].get_string().get(s) == simdjson::SUCCESS && s != "float32")
       return bad("nested_dtype '" + std::string(s) + "' (float32 expected)");
@@ -164,7 +176,10 @@ struct Bnb4Candidate {
 };
 
 // Builds the logical tensor of one quant_state (read already) and claims it.
-void claim_bnb4(SchemeContext& ctx, const Bnb4Candidate& c, const std::vector<uint8_t>* state_bytes) {
+// `missing_dtype` counts the quant_states without "dtype" and keeps the first weight's
+// name (one warning for all).
+void claim_bnb4(SchemeContext& ctx, const Bnb4Candidate& c, const std::vector<uint8_t>* state_bytes,
+                std::pair<uint64_t, std::string>& missing_dtype) {
   const Model& m = ctx.model();
   if (ctx.claimed(c.state)) return;  // taken as another candidate's part (a name nested in another)
   LogicalTensor l;
@@ -196,8 +211,9 @@ void claim_bnb4(SchemeContext& ctx, const Bnb4Candidate& c, const std::vector<ui
                 std::to_string(kMaxQuantStateBytes) + " expected)");
   }
   if (!state_bytes) return fail("this build cannot read a bitsandbytes quant_state at detection");
-  auto q = parse_quant_state(*state_bytes, c.type);
+  auto q = parse_quant_state(*state_bytes, c.type, nested_absmax.has_value());
   if (!q) return fail(q.error().message);
+  if (!q->dtype_given && missing_dtype.first++ == 0) missing_dtype.second = c.weight;
   l.natural = q->dtype;
   if (!w) return fail("no packed weight " + c.weight + " beside its quant_state");
   if (!absmax) return fail("no " + c.weight + ".absmax beside the packed weight");
@@ -208,7 +224,6 @@ void claim_bnb4(SchemeContext& ctx, const Bnb4Candidate& c, const std::vector<ui
   if (p.elements > 0 && p.elements <= (uint64_t{1} << 42)) l.shape = q->shape;  // else validate_bnb4 says why
   const TensorRecord& at = m.tensors[*absmax];
   if (q->nested) {
-    if (!nested_absmax) return fail("no " + c.weight + ".nested_absmax, yet the quant_state is double-quantized");
     if (!nested_map) return fail("no " + c.weight + ".nested_quant_map, yet the quant_state is double-quantized");
     if (at.dtype != DType::U8) return fail("its absmax is " + std::string(stored_type_name(at)) + " (U8 codes expected when double-quantized)");
     const TensorRecord& na = m.tensors[*nested_absmax];
@@ -219,7 +234,11 @@ void claim_bnb4(SchemeContext& ctx, const Bnb4Candidate& c, const std::vector<ui
     if (auto v = quant::validate_bnb_nested(at.elements, q->nested_blocksize, na.elements, nm.elements); !v)
       return fail(v.error().message);
   } else {
-    if (nested_absmax || nested_map) return fail("nested_absmax / nested_quant_map present, yet the quant_state is not double-quantized");
+    // (a nested_quant_map without nested_absmax is consumed unread, as from_dict ignores it)
+    if (at.dtype == DType::U8) {
+      return fail("its absmax is U8 codes, yet there is no " + c.weight +
+                  ".nested_absmax (double quantization needs it; F32 absmax expected without)");
+    }
     if (at.dtype != DType::F32) return fail("its absmax is " + std::string(stored_type_name(at)) + " (F32 expected)");
     if (auto v = quant::validate_bnb4(p, m.tensors[*w].nbytes, at.elements); !v) return fail(v.error().message);
   }
@@ -259,11 +278,16 @@ Status detect_bnb4(SchemeContext& ctx) {
     return std::move(got).error();  // need_bytes: every quant_state asked for at once
   }
   size_t k = 0;
+  std::pair<uint64_t, std::string> missing_dtype{0, ""};
   for (const auto& c : found) {
     const bool was_read = k < to_read.size() && to_read[k] == c.state;
     const std::vector<uint8_t>* bytes = was_read && readable ? &states[k] : nullptr;
     if (was_read) ++k;
-    claim_bnb4(ctx, c, bytes);
+    claim_bnb4(ctx, c, bytes, missing_dtype);
+  }
+  if (const auto& [count, first] = missing_dtype; count > 0) {
+    ctx.warn("bitsandbytes quant_state without \"dtype\" (bitsandbytes always writes it): dequantized to bfloat16 "
+             "by default: " + first + (count > 1 ? " and " + std::to_string(count - 1) + " more" : ""));
   }
   return {};
 }

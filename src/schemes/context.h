@@ -37,6 +37,8 @@ class SchemeContext {
   Result<std::vector<std::vector<uint8_t>>> read_records(std::span<const uint32_t> records);
   // A record as a byte range (for SchemeOp::inputs).
   ByteRange range(uint32_t record) const;
+  // A problem that does not stop the model from being read (Model::warnings).
+  void warn(std::string message) { model_.warnings.push_back(std::move(message)); }
 
  private:
   Model& model_;

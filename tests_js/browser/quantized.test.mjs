@@ -55,7 +55,8 @@ for (const [family, variant, scheme, configs] of CASES) {
   test(`${label}: scheme column, summary, detail values and the producer's bytes`,
     { timeout: 90_000 }, async (t) => {
       const want = parseSafetensors(new Uint8Array(await readFile(fixtureFiles(family, variant).expected)));
-      const names = Object.keys(want.header);
+      // (names with "@<target>" are the producer's output in another target, not weights)
+      const names = Object.keys(want.header).filter((n) => !n.includes('@'));
       const dir = await tempDir(t, 'amn-web-quant-');
       await harness.withPage(t, async (page) => {
         await pick(page, family, variant, configs);

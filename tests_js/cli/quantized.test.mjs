@@ -19,6 +19,7 @@ const QUANT_CASES = [
   ['fp8', 'block_e4m3', 'fp8'],
   ['fp8', 'channel_e4m3_ct', 'fp8'],
   ['fp8', 'tensor_e5m2', 'fp8'],
+  ['fp8', 'block_inferred', 'fp8'],  // no config.json: the block inferred from the shapes
   ['gptq', 'w4_g128_sym_v1', 'gptq'],
   ['gptq', 'w4_g128_asym_actorder_v1', 'gptq'],
   ['gptq', 'w3_g128_asym_v1', 'gptq'],
@@ -31,6 +32,8 @@ const QUANT_CASES = [
   ['bnb', 'fp4', 'bnb-fp4'],
   ['bnb', 'int8', 'bnb-int8'],
   ['bnb', 'mixed4', 'bnb-nf4|bnb-fp4'],
+  ['bnb', 'nf4_nested_keys', 'bnb-nf4'],  // nested_* keys, no nested_absmax: plain NF4
+  ['bnb', 'nf4_minimal_state', 'bnb-nf4'],  // no dtype in the quant_state: BF16
   ['mxfp4', 'gpt_oss', 'mxfp4'],
   ['nvfp4', 'modelopt', 'nvfp4'],
   ['nvfp4', 'compressed_tensors', 'nvfp4'],
@@ -194,5 +197,40 @@ test('a quantized model beside its -bf16 output: convert refuses the name collis
     assert.deepEqual(readdirSync(dir).sort(), ['config.json', 'model-bf16.safetensors', 'model.safetensors', 'quantize_config.json']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// What detection assumed, said as warnings by both CLIs (text and JSON) and the npm API.
+test('assumed dtypes and inferred FP8 blocks are warnings on every surface', async () => {
+  const cases = [
+    ['bnb', 'nf4_minimal_state', ['bitsandbytes quant_state without "dtype" (bitsandbytes always writes it): '
+      + 'dequantized to bfloat16 by default: model.layers.0.self_attn.o_proj.weight']],
+    ['fp8', 'block_inferred', [
+      'FP8 block size 128x128 inferred from the weight and scale shapes (no config names weight_block_size): '
+        + 'model.layers.0.mlp.down_proj.weight',
+      'FP8 block size 4x4 inferred from the weight and scale shapes (no config names weight_block_size): '
+        + 'model.layers.0.self_attn.q_proj.weight']],
+    ['bnb', 'nf4_nested_keys', []],
+  ];
+  const amn = await loadPackage('node.js');
+  for (const [family, variant, warnings] of cases) {
+    const dir = folderOf(family, variant);
+    try {
+      for (const cli of [native, node]) {
+        const json = cli(['inspect', dir, '--json']);
+        assert.equal(json.code, 0, json.err);
+        assert.deepEqual(JSON.parse(json.out.toString()).warnings, warnings, `${variant}: warnings`);
+        const text = cli(['inspect', dir]);
+        for (const w of warnings) assert.ok(text.out.toString().includes(`warning: ${w}\n`), `${variant}: ${w}`);
+      }
+      const model = await amn.open(dir);
+      try {
+        assert.deepEqual(model.info.warnings, warnings, `${variant}: npm info.warnings`);
+      } finally {
+        await model.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });

@@ -47,7 +47,7 @@ bool dequantize_awq_lut(const AwqParams& p, const AwqTensors& t, uint64_t row_be
             const float scale = load_quant_float(p.scale_dtype, t.scales.data(), g * n_out + o);
             for (uint32_t c = 0; c < 16; ++c) values[(g - g0) * 16 + c] = (float(c) - zero) * scale;
           }
-          lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+          lut::build_tables(tables, kRoundOnce, out, values, size_t(g1 - g0));
           lut::nibble_of_words(reinterpret_cast<const uint8_t*>(words), n, kNibbleOf[o % 8], codes);
           lut::lookup_runs(tables, size_t(e / gs - g0), codes, n, size_t(gs - e % gs), size_t(gs),
                            dst + ((o - row_begin) * in + e) * out_size);
@@ -112,11 +112,11 @@ Status dequantize_awq_rows(const AwqParams& p, const AwqTensors& t, uint64_t row
             scale = load_quant_float(p.scale_dtype, t.scales.data(), g * n_out + o);
             last_g = g;
           }
-          // (iweight - izeros) * scales: an exact difference, one rounding to the scale
-          // dtype (store_rounded)
+          // (iweight - izeros) * scales: an exact difference, an exact F32 product,
+          // one rounding to the target (store_rounded)
           v[k] = (codes[r][k] - zero) * scale;
         }
-        store_rounded(p.scale_dtype, out, v, n, dst.data() + ((o - row_begin) * in + c0) * out_size);
+        store_rounded(kRoundOnce, out, v, n, dst.data() + ((o - row_begin) * in + c0) * out_size);
       }
     }
   }

@@ -28,7 +28,8 @@ struct AwqTensors {
 Status validate_awq(const AwqParams& p, const AwqTensors& t);
 
 // Rows [row_begin, row_end) of the [out_features, in_features] weight, in `out` type:
-// round_scale_dtype((q[i][o] - zero[g][o]) * scale[g][o]) with g = i / group_size.
+// round_out((q[i][o] - zero[g][o]) * scale[g][o]) with g = i / group_size: the exact F32
+// product rounded once to `out` (in F16 also AutoAWQ dequantize_gemm).
 Status dequantize_awq_rows(const AwqParams& p, const AwqTensors& t, uint64_t row_begin, uint64_t row_end,
                            DType out, std::span<uint8_t> dst);
 

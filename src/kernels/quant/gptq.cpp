@@ -117,7 +117,7 @@ bool dequantize_gptq_lut(const GptqParams& p, const GptqTensors& t, uint64_t row
     uint32_t groups[lut::kWindowCodes];
     for (uint64_t o = row_begin; o < row_end; ++o) {
       for (uint64_t g = 0; g < p.groups; ++g) zs.values(g, o, values + g * 16);
-      lut::build_tables(tables, p.scale_dtype, out, values, size_t(p.groups));
+      lut::build_tables(tables, kRoundOnce, out, values, size_t(p.groups));
       uint8_t* dst_row = dst + (o - row_begin) * in * out_size;
       for (uint64_t e = 0; e < in; e += lut::kWindowCodes) {
         const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, in - e));
@@ -145,7 +145,7 @@ bool dequantize_gptq_lut(const GptqParams& p, const GptqTensors& t, uint64_t row
           const uint64_t o = o0 + r;
           // (rebuilt per piece only when one group spans several pieces)
           for (uint64_t g = g0; g < g1; ++g) zs.values(g, o, values + (g - g0) * 16);
-          lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+          lut::build_tables(tables, kRoundOnce, out, values, size_t(g1 - g0));
           row_codes(p.bits, words + r * kWindowWords, e, n, codes);
           lut::lookup_runs(tables, size_t(e / gs - g0), codes, n, size_t(gs - e % gs), size_t(gs),
                            dst + ((o - row_begin) * in + e) * out_size);
@@ -182,7 +182,7 @@ bool dequantize_gptq_affine(const GptqParams& p, const GptqTensors& t, uint64_t 
         const lut::AffineGroups ag{offset, scale, nullptr};
         // 8 bits: the codes are the bytes of the words, in order. Only the first call can
         // fail (Highway's one-lane fallback), before anything is written.
-        if (!lut::affine_runs(p.scale_dtype, out, ag, reinterpret_cast<const uint8_t*>(words + r * kWindowWords), 0, n,
+        if (!lut::affine_runs(kRoundOnce, out, ag, reinterpret_cast<const uint8_t*>(words + r * kWindowWords), 0, n,
                               size_t(gs - e % gs), size_t(gs), dst + ((o - row_begin) * in + e) * out_size)) {
           return false;
         }
@@ -282,12 +282,12 @@ Status dequantize_gptq_rows(const GptqParams& p, const GptqTensors& t, uint64_t 
             scale = load_quant_float(p.scale_dtype, t.scales.data(), g * n_out + o);
             last_g = g;
           }
-          // dequantize_weight: scales[g_idx] * (weight - zeros[g_idx]); the integer
-          // difference is exact (also in F32), the product exact in F32, rounded once to
-          // the scale dtype by store_rounded
+          // scales[g_idx] * (weight - zeros[g_idx]): the integer difference is exact
+          // (also in F32), the product exact in F32 for F16 / BF16 scales, rounded once
+          // to the target by store_rounded (convert_gptq_file's arithmetic)
           v[k] = (codes[r][k] - zero) * scale;
         }
-        store_rounded(p.scale_dtype, out, v, n, dst.data() + ((o - row_begin) * in + c0) * out_size);
+        store_rounded(kRoundOnce, out, v, n, dst.data() + ((o - row_begin) * in + c0) * out_size);
       }
     }
   }

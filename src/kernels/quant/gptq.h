@@ -1,7 +1,8 @@
 // GPTQ (AutoGPTQ / GPTQModel, the "gptq" and "gptq_v2" checkpoint formats) integer
-// dequantization, bit-exact with GPTQModel's PackableQuantLinear.dequantize_weight
-// (fixtures/quantized/gptq). Layout, zero-point conventions and inference of the
-// parameters from shapes: docs/formats/quantized/gptq.md. Shared conventions (output
+// dequantization, bit-exact with GPTQModel's PackableQuantLinear.dequantize_weight (F16)
+// and the arithmetic of its convert_gptq_file (every target; fixtures/quantized/gptq).
+// Layout, zero-point conventions and inference of the parameters from shapes:
+// docs/formats/quantized/gptq.md. Shared conventions (output
 // rows, canonical dtype, validation): kernels/quant/packed.h.
 #pragma once
 #include <cstdint>
@@ -37,7 +38,8 @@ struct GptqTensors {
 Status validate_gptq(const GptqParams& p, const GptqTensors& t);
 
 // Rows [row_begin, row_end) of the [out_features, in_features] weight, in `out` type:
-// round_scale_dtype(scale[g][o] * (q[i][o] - zero[g][o])) with g = g_idx[i].
+// round_out(scale[g][o] * (q[i][o] - zero[g][o])) with g = g_idx[i]: the exact F32 product
+// rounded once to `out` (GPTQModel convert_gptq_file; in F16 also dequantize_weight).
 Status dequantize_gptq_rows(const GptqParams& p, const GptqTensors& t, uint64_t row_begin,
                             uint64_t row_end, DType out, std::span<uint8_t> dst);
 

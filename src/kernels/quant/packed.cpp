@@ -165,7 +165,7 @@ bool dequantize_ct_lut(const CtIntParams& p, const CtIntTensors& t, uint64_t row
         // float(q - z) * scale, q = field - 2^(bits-1), as the reference loop
         for (int32_t c = 0; c < 16; ++c) values[(g - g0) * 16 + uint64_t(c)] = float(c - half - z) * scale;
       }
-      lut::build_tables(tables, p.scale_dtype, out, values, size_t(g1 - g0));
+      lut::build_tables(tables, kRoundOnce, out, values, size_t(g1 - g0));
       const uint64_t e_begin = use_g_idx ? 0 : g0 * gs, e_end = use_g_idx ? in : std::min(in, g1 * gs);
       for (uint64_t e = e_begin; e < e_end; e += lut::kWindowCodes) {
         const size_t n = size_t(std::min<uint64_t>(lut::kWindowCodes, e_end - e));
@@ -225,7 +225,7 @@ bool dequantize_ct_affine(const CtIntParams& p, const CtIntTensors& t, uint64_t 
       }
       const lut::AffineGroups ag{offset, scale, nullptr};
       // Only the first call can fail (Highway's one-lane fallback), before anything is written.
-      if (!lut::affine_runs(p.scale_dtype, out, ag, c, p.packed ? 0 : 0x80, n, size_t(gs - e % gs), size_t(gs),
+      if (!lut::affine_runs(kRoundOnce, out, ag, c, p.packed ? 0 : 0x80, n, size_t(gs - e % gs), size_t(gs),
                             dst + ((o - row_begin) * in + e) * out_size)) {
         return false;
       }
@@ -352,12 +352,12 @@ Status dequantize_ct_int_rows(const CtIntParams& p, const CtIntTensors& t, uint6
         } else {
           q = int8_t(t.weight[o * in + i]);
         }
-        // _dequantize: x_q.to(scale.dtype) - zero_point.to(scale.dtype), then * scale,
-        // each rounded to the scale dtype. |q - z| <= 255 is exact in F16/BF16 and so
-        // is the integer difference; the product is exact in F32 and rounded once.
+        // _dequantize: x_q.to(scale.dtype) - zero_point.to(scale.dtype), then * scale.
+        // |q - z| <= 255 is exact in F16/BF16 and so is the integer difference; the
+        // product is exact in F32 and rounded once, to the target (kRoundOnce).
         v[k] = float(q - z) * scale;
       }
-      store_rounded(p.scale_dtype, out, v, n, dst_row + c0 * out_size);
+      store_rounded(kRoundOnce, out, v, n, dst_row + c0 * out_size);
     }
     dst_row += in * out_size;
   }

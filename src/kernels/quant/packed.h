@@ -7,12 +7,14 @@
 // float type (F16, BF16, F32), for a range of output rows, so a converter can run it in
 // pieces. No allocation, no I/O; tensor bytes are little-endian and may be unaligned.
 //
-// Exactness. Each producer's own dequantize function computes in the dtype of the
-// scales (its "canonical" dtype: F16, BF16 or F32) and returns that; the kernels repeat
-// its rounding steps in the same order (documented per family in
-// docs/formats/quantized/*.md), then cast the canonical result to the requested type
-// with PyTorch's casts (kernels/cast.h). So the F16 output of an F16-scaled model is
-// bit-identical to the producer's, and BF16/F32 outputs equal `.to(dtype)` of it.
+// Exactness. GPTQ, AWQ and compressed-tensors compute (q - z) * scale: for F16 / BF16
+// scales that product is exact in F32, so every target gets it rounded once
+// (kRoundOnce below; GPTQModel's convert_gptq_file arithmetic). In the scales' dtype (the
+// natural one) that is bit-identical to the producer's own dequantize function
+// (dequantize_weight, dequantize_gemm, decompress_weight); F32 is the exact product.
+// MLX affine computes two array ops, each rounded to the scales' dtype (its "canonical"
+// dtype); that kernel repeats those steps and casts the result to the requested type
+// with PyTorch's casts (kernels/cast.h). docs/formats/quantized/*.md per family.
 // Codes of at most 4 bits (packed compressed-tensors, GPTQ, AWQ, MLX) go through table
 // lookups in Highway (kernels/quant/packed_lut.h: each group's 16 outputs computed by
 // the reference arithmetic, so the same bytes on every target) unless the reference is
@@ -53,6 +55,9 @@ bool is_quant_float(DType t);
 // conversion; F32: as is), then casts the rounded values to `out` with PyTorch's casts,
 // writing count * sizeof(out) bytes. The last step of every integer kernel.
 void store_rounded(DType canonical, DType out, const float* values, size_t count, uint8_t* dst);
+// The canonical dtype of the families whose product is exact in F32 (GPTQ, AWQ,
+// compressed-tensors): the F32 value rounded once, to the requested type.
+inline constexpr DType kRoundOnce = DType::F32;
 
 // Reads a little-endian float of type t (F16/BF16/F32) at element index i of bytes.
 float load_quant_float(DType t, const uint8_t* bytes, uint64_t i);
@@ -102,7 +107,8 @@ Status validate_ct_int(const CtIntParams& p, const CtIntTensors& t);
 
 // Writes rows [row_begin, row_end) of the [out, in] weight to dst, in `out` type:
 // (row_end - row_begin) * in_features * sizeof(out) bytes.
-// value = round_scale_dtype(scale * (q - zero_point)), as compressed-tensors' dequantize.
+// value = round_out(scale * (q - zero_point)): the exact F32 product rounded once to `out`
+// (in the scale dtype, compressed-tensors' dequantize).
 Status dequantize_ct_int_rows(const CtIntParams& p, const CtIntTensors& t, uint64_t row_begin,
                               uint64_t row_end, DType out, std::span<uint8_t> dst);
 
