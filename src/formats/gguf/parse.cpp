@@ -6,7 +6,6 @@
 #include <numeric>
 
 #include "core/checked.h"
-#include "formats/gguf/types.h"
 
 namespace amn {
 namespace {
@@ -439,7 +438,7 @@ Status Parser::read_tensor_infos(uint64_t n_tensors, GgufFile& out) {
     t.elements = elements;
     uint64_t type, offset;
     AMN_TRY(read_uint(4, type, "the type of " + who));
-    t.type = static_cast<uint32_t>(type);
+    t.type = static_cast<GgmlType>(type);
     AMN_TRY(read_uint(8, offset, "the data offset of " + who));
     t.offset = offset;
     out.tensors.push_back(std::move(t));
@@ -470,7 +469,7 @@ Status Parser::place_tensors(GgufFile& out) {
   const uint64_t data_bytes = size_ - out.data_offset;
   for (auto& t : out.tensors) {
     const std::string who = "tensor " + quote(t.name);
-    const GgmlTypeInfo* info = ggml_type_info(t.type);
+    const GgmlTraits* info = ggml_traits(t.type);
     if (t.offset % out.alignment != 0) {
       return parse_error(who + " has data offset " + num(t.offset) + ", not a multiple of the alignment " +
                              num(out.alignment) + " (misaligned)", kNoOffset);
@@ -502,8 +501,8 @@ Status Parser::place_tensors(GgufFile& out) {
   std::sort(starts.begin(), starts.end());
   for (auto& t : out.tensors) {
     if (t.size_known) continue;
-    const GgmlTypeInfo* info = ggml_type_info(t.type);
-    const std::string type_label = info ? std::string(info->name) + " (removed from ggml)" : "id " + num(t.type);
+    const GgmlTraits* info = ggml_traits(t.type);
+    const std::string type_label = info ? std::string(info->name) + " (removed from ggml)" : "id " + num(ggml_id(t.type));
     auto range = std::equal_range(starts.begin(), starts.end(), t.offset);
     if (range.second - range.first > 1) {
       out.warnings.push_back("tensor " + quote(t.name) + " has unknown type " + type_label +

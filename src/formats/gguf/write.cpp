@@ -8,7 +8,6 @@
 
 #include "core/checked.h"
 #include "core/limits.h"
-#include "formats/gguf/types.h"
 
 namespace amn {
 namespace {
@@ -236,10 +235,10 @@ Status check_tensor(const GgufWriteTensor& t) {
     if (!m || *m > uint64_t(INT64_MAX)) return arg_error("the element count of " + who + " overflows int64");
     elements = *m;
   }
-  const GgmlTypeInfo* info = ggml_type_info(t.ggml_type);
-  if (!info) return arg_error(who + " has unknown ggml type id " + num(t.ggml_type));
+  const GgmlTraits* info = ggml_traits(t.ggml_type);
+  if (!info) return arg_error(who + " has unknown ggml type id " + num(ggml_id(t.ggml_type)));
   if (!ggml_type_sized(info)) {
-    return arg_error(who + " has ggml type " + std::string(info->name) + " (id " + num(t.ggml_type) +
+    return arg_error(who + " has ggml type " + std::string(info->name) + " (id " + num(ggml_id(t.ggml_type)) +
                      "), which ggml removed: it has no size");
   }
   const uint64_t ne0 = t.ne.empty() ? 1 : t.ne[0];
@@ -310,7 +309,7 @@ Result<GgufLayout> gguf_layout(const std::vector<std::pair<std::string, GgufValu
     out.put_str(t.name);
     out.put(t.ne.size(), 4);
     for (uint64_t d : t.ne) out.put(d, 8);
-    out.put(t.ggml_type, 4);
+    out.put(ggml_id(t.ggml_type), 4);
     out.put(layout.offsets[k], 8);
   }
   h.resize(align_up(h.size(), alignment), 0);
