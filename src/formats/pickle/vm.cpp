@@ -386,10 +386,11 @@ Status Vm::step(uint8_t op, bool& stop) {
       out_.protocol = static_cast<uint32_t>(p);
       return {};
     }
-    case 0x95: {  // FRAME: a read-ahead hint; the bytes are all here (or asked for as
-      // they run out), so its length is not trusted for anything.
+    case 0x95: {  // FRAME: the next n bytes hold whole opcodes. CPython's unpickler reads
+      // the frame before running it and refuses one that runs past the data ("pickle data
+      // was truncated"), so a frame must fit in what remains; otherwise it is only a hint.
       AMN_ASSIGN(const uint64_t n, read_uint(8, "FRAME"));
-      (void)n;
+      if (n > in_.size() - pos_) return truncated("a FRAME of " + num(n) + " bytes");
       return {};
     }
     case '.': {  // STOP
