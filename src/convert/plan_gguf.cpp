@@ -10,11 +10,6 @@
 #include "formats/gguf/write.h"
 
 namespace amn {
-namespace {
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-}  // namespace
 
 Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan& plan) {
   // KVs: the source's (a split model's shard bookkeeping does not describe the output),
@@ -23,7 +18,7 @@ Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan&
   if (model.format == "gguf" && model.format_state) {
     const auto& src = static_cast<const GgufState&>(*model.format_state).header;
     for (const auto& [k, v] : src.kv) {
-      if (!starts_with(k, "split.")) kv.emplace_back(k, v);
+      if (!k.starts_with("split.")) kv.emplace_back(k, v);
     }
   }
   merge_gguf_kv(kv, options.gguf_kv);

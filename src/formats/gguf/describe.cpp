@@ -4,16 +4,15 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <simdjson.h>
-
 #include "core/json.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
 
 // GGUF strings are not guaranteed UTF-8; JSON text must be. Invalid bytes become U+FFFD.
 void append_string(std::string& out, std::string_view s) {
-  if (simdjson::validate_utf8(s.data(), s.size())) {
+  if (valid_utf8(s)) {
     append_json_string(out, s);
     return;
   }

@@ -4,10 +4,9 @@
 #include <cstring>
 #include <numeric>
 
-#include <simdjson.h>
-
 #include "core/checked.h"
 #include "core/limits.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
@@ -25,15 +24,6 @@ bool is_signed(GgufType t) {
   return t == GgufType::INT8 || t == GgufType::INT16 || t == GgufType::INT32 || t == GgufType::INT64;
 }
 
-std::string num(uint64_t v) { return std::to_string(v); }
-
-std::string quote(std::string_view name) {
-  std::string out = "'";
-  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (name.size() > 200) out += "...";
-  return out + "'";
-}
-
 std::string type_label(GgufType t) {
   return known_type(t) ? std::string(gguf_type_name(t)) : "type " + num(static_cast<uint32_t>(t));
 }
@@ -42,8 +32,6 @@ Error arg_error(std::string message) {
   return make_error(ErrorCode::invalid_argument, "gguf write: " + std::move(message));
 }
 Error limit_error(std::string message) { return make_error(ErrorCode::limit, "gguf write: " + std::move(message)); }
-
-bool valid_utf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
 uint64_t align_up(uint64_t v, uint64_t alignment) { return (v + alignment - 1) / alignment * alignment; }
 

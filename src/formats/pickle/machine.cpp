@@ -5,16 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "core/checked.h"
 
 namespace amn::pickle::internal {
-
-std::string printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s.substr(0, 120)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (s.size() > 120) out += "...";
-  return out;
-}
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -179,8 +173,7 @@ Result<std::string_view> Machine::read_line(const char* op) {
 
 Result<uint64_t> Machine::read_uint(unsigned n, const char* op) {
   AMN_TRY(need(n, op));
-  uint64_t v = 0;
-  for (unsigned k = n; k-- > 0;) v = (v << 8) | in_[pos_ + k];
+  const uint64_t v = load_le(in_.data() + pos_, n);
   pos_ += n;
   return v;
 }
@@ -325,7 +318,7 @@ Error Machine::disallowed_error() const {
       ++distinct;
       if (first == kNoOffset) first = g.first_offset;
       if (named < opt_.max_named_in_error) {
-        names += (named ? ", " : "") + printable(global_name(g));
+        names += (named ? ", " : "") + printable(global_name(g), kShownChars);
         ++named;
       }
     }

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/text.h"
 #include "formats/pickle/opcodes.h"
 #include "formats/pickle/vm.h"
 
@@ -21,9 +22,8 @@ constexpr uint32_t kNoneValue = 0, kFalseValue = 1, kTrueValue = 2;
 // a memo entry), charged against max_total_bytes beside the values themselves.
 constexpr uint64_t kUnitBytes = 16;
 
-inline std::string num(uint64_t v) { return std::to_string(v); }
-// At most 120 characters of `s`, control characters as '?', for messages.
-std::string printable(std::string_view s);
+// Text from the stream shown in messages: at most this many bytes (core/text.h printable).
+constexpr size_t kShownChars = 120;
 const char* kind_name(Kind k);  // "a tuple", "an object", ...
 Record empty_container(Kind kind);
 bool has_children(Kind k);

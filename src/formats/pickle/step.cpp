@@ -3,17 +3,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "formats/pickle/machine.h"
 
 namespace amn::pickle::internal {
 namespace {
-
-int64_t sign_extend(uint64_t v, unsigned bytes) {
-  if (bytes == 0) return 0;
-  if (bytes >= 8) return static_cast<int64_t>(v);
-  const unsigned shift = 64 - 8 * bytes;
-  return static_cast<int64_t>(v << shift) >> shift;
-}
 
 bool parse_decimal(std::string_view s, int64_t& out) {
   if (!s.empty() && s.back() == 'L') s.remove_suffix(1);  // protocol 0 longs
@@ -96,8 +90,7 @@ Status Machine::step(Op op, bool& stop) {
       if (n > limits_.max_single_alloc) return parse_error("a LONG4 of " + num(n) + " bytes");
       Record r;
       if (n <= 8) {
-        uint64_t raw = 0;
-        for (uint64_t k = n; k-- > 0;) raw = (raw << 8) | in_[pos_ + k];
+        const uint64_t raw = load_le(in_.data() + pos_, static_cast<unsigned>(n));
         r.kind = Kind::integer;
         r.integer = sign_extend(raw, static_cast<unsigned>(n));
       } else {
@@ -121,7 +114,7 @@ Status Machine::step(Op op, bool& stop) {
         std::string_view digits = line;
         if (!digits.empty() && digits.back() == 'L') digits.remove_suffix(1);
         if (digits.empty() || digits.find_first_not_of("+-0123456789") != std::string_view::npos) {
-          return parse_error("INT/LONG text '" + printable(line) + "' is not a number");
+          return parse_error("INT/LONG text '" + printable(line, kShownChars) + "' is not a number");
         }
         AMN_TRY(charge(0, digits.size()));  // before the copy
         r.kind = Kind::big_integer;  // kept as decimal text; marked by the flag (name "decimal")
@@ -133,8 +126,7 @@ Status Machine::step(Op op, bool& stop) {
     }
     case Op::BINFLOAT: {  // a big-endian IEEE double
       AMN_TRY(need(8, "BINFLOAT"));
-      uint64_t raw = 0;
-      for (int k = 0; k < 8; ++k) raw = (raw << 8) | in_[pos_ + k];
+      const uint64_t raw = load_be(in_.data() + pos_, 8);
       pos_ += 8;
       Record r;
       r.kind = Kind::floating;
@@ -149,7 +141,7 @@ Status Machine::step(Op op, bool& stop) {
       Record r;
       r.kind = Kind::floating;
       r.floating = std::strtod(s.c_str(), &end);
-      if (s.empty() || end != s.c_str() + s.size()) return parse_error("FLOAT text '" + printable(line) + "' is not a number");
+      if (s.empty() || end != s.c_str() + s.size()) return parse_error("FLOAT text '" + printable(line, kShownChars) + "' is not a number");
       AMN_ASSIGN(const uint32_t id, new_value(r));
       return push(id);
     }
@@ -317,7 +309,7 @@ Status Machine::step(Op op, bool& stop) {
     case Op::PUT: {  // a text index
       AMN_ASSIGN(const std::string_view line, read_line("PUT"));
       int64_t idx;
-      if (!parse_decimal(line, idx) || idx < 0) return parse_error("PUT index '" + printable(line) + "'");
+      if (!parse_decimal(line, idx) || idx < 0) return parse_error("PUT index '" + printable(line, kShownChars) + "'");
       return memo_put(static_cast<uint64_t>(idx));
     }
     case Op::BINPUT: case Op::LONG_BINPUT: {
@@ -329,7 +321,7 @@ Status Machine::step(Op op, bool& stop) {
     case Op::GET: {  // a text index
       AMN_ASSIGN(const std::string_view line, read_line("GET"));
       int64_t idx;
-      if (!parse_decimal(line, idx) || idx < 0) return parse_error("GET index '" + printable(line) + "'");
+      if (!parse_decimal(line, idx) || idx < 0) return parse_error("GET index '" + printable(line, kShownChars) + "'");
       return memo_get(static_cast<uint64_t>(idx));
     }
     case Op::BINGET: case Op::LONG_BINGET: {
