@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "formats/gguf/types.h"
 #include "bench_util.h"
+#include "core/ggml_type.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 
@@ -84,7 +84,7 @@ uint16_t f16_bits(float f) { return amn::scalar::f32_to_f16(f); }
 // weights of σ ≈ 0.05 (normal F16 numbers, positive d, mins of either sign), so that
 // no block decodes to NaN or infinity.
 std::vector<uint8_t> make_blocks(const BenchType& t, size_t blocks) {
-  const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
+  const size_t bytes = amn::ggml_traits(static_cast<amn::GgmlType>(t.id))->block_bytes;
   std::mt19937 rng(t.id);
   std::uniform_real_distribution<float> scale(0.001f, 0.02f);
   std::vector<uint8_t> in(blocks * bytes);
@@ -153,18 +153,18 @@ int main(int argc, char** argv) {
   std::vector<float> out(n, 1.0f), want(n), src(n, 2.0f);
   int mismatches = 0;
   for (const auto& t : kTypes) {
-    const auto* info = amn::ggml_type_info(t.id);
+    const auto* info = amn::ggml_traits(static_cast<amn::GgmlType>(t.id));
     const size_t blocks = n / info->block_elements;
     const auto in = make_blocks(t, blocks);
     if (!write_dir.empty()) {
       std::ofstream f(write_dir + "/" + t.name + ".q", std::ios::binary);
       f.write(reinterpret_cast<const char*>(in.data()), std::streamsize(in.size()));
     }
-    amn::ggml::dequantizer(t.id)(in.data(), want.data(), blocks);
+    amn::ggml::dequantizer(static_cast<amn::GgmlType>(t.id))(in.data(), want.data(), blocks);
     std::printf("| %s |", t.name);
     for (auto name : impls) {
       amn::force_impl(name);
-      const double s = best_seconds(kRuns, [&] { amn::dequantize_ggml(t.id, in.data(), out.data(), blocks); });
+      const double s = best_seconds(kRuns, [&] { amn::dequantize_ggml(static_cast<amn::GgmlType>(t.id), in.data(), out.data(), blocks); });
       const bool same = std::memcmp(out.data(), want.data(), n * 4) == 0;
       mismatches += !same;
       std::printf(" %.0f%s |", n / s / 1e6, same ? "" : " (WRONG)");

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/gguf/types.h"
+#include "core/ggml_type.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 #include "support.h"
@@ -26,28 +26,34 @@ struct RestoreImpl {
   ~RestoreImpl() { amn::force_impl(saved); }
 };
 
-// The types with a SIMD kernel (every type but the plain ones), and where their scales
-// are (F16, F32 for Q8_K, IQ1_M's spread F16; MXFP4's E8M0 and NVFP4's UE4M3 scale bytes
-// are all finite, left random).
+// Every type with a kernel, from the traits rows (core/ggml_type.h), and where their
+// scales are: the row's F16 fields, plus Q8_K's F32 d and IQ1_M's F16 spread over the top
+// nibbles of 4 u16 words, written here (MXFP4's E8M0 and NVFP4's UE4M3 scale bytes are
+// all finite, left random).
 struct SimdType {
   uint32_t id;
-  const char* name;
+  std::string name;
   std::vector<size_t> f16_scales;
   int f32_scale = -1;
   int iq1m_scale = -1;  // IQ1_M: the F16 scale in the top nibbles of 4 u16 words here
 };
 const std::vector<SimdType>& simd_types() {
-  static const std::vector<SimdType> types = {
-      {8, "Q8_0", {0}},       {2, "Q4_0", {0}},        {3, "Q4_1", {0, 2}},    {6, "Q5_0", {0}},
-      {7, "Q5_1", {0, 2}},    {12, "Q4_K", {0, 2}},    {13, "Q5_K", {0, 2}},   {14, "Q6_K", {208}},
-      {10, "Q2_K", {80, 82}}, {11, "Q3_K", {108}},     {9, "Q8_1", {0, 2}},    {15, "Q8_K", {}, 0},
-      {20, "IQ4_NL", {0}},    {23, "IQ4_XS", {0}},     {39, "MXFP4", {}},      {40, "NVFP4", {}},
-      {34, "TQ1_0", {52}},    {35, "TQ2_0", {64}},     {41, "Q1_0", {0}},      {42, "Q2_0", {0}},
-      {16, "IQ2_XXS", {0}},   {17, "IQ2_XS", {0}},     {22, "IQ2_S", {0}},     {18, "IQ3_XXS", {0}},
-      {21, "IQ3_S", {0}},     {19, "IQ1_S", {0}},      {29, "IQ1_M", {}, -1, 48},
-  };
+  static const std::vector<SimdType> types = [] {
+    std::vector<SimdType> out;
+    for (const amn::GgmlTraits& row : amn::kGgmlTraits) {
+      if (!amn::ggml_can_dequantize(row.type)) continue;
+      const auto f16 = row.f16_fields();
+      SimdType t{amn::ggml_id(row.type), std::string(row.name), {f16.begin(), f16.end()}};
+      if (row.type == amn::GgmlType::Q8_K) t.f32_scale = 0;
+      if (row.type == amn::GgmlType::IQ1_M) t.iq1m_scale = 48;
+      out.push_back(t);
+    }
+    return out;
+  }();
   return types;
 }
+
+amn::GgmlType type_of(uint32_t id) { return static_cast<amn::GgmlType>(id); }
 
 std::string hex32(uint32_t u) {
   char buf[16];
@@ -58,11 +64,11 @@ std::string hex32(uint32_t u) {
 // Empty when the active implementation writes the reference's bytes for these blocks
 // (and nothing past them); otherwise the first few differing elements.
 std::string compare_with_reference(uint32_t id, const uint8_t* in, size_t blocks) {
-  const amn::GgmlTypeInfo* info = amn::ggml_type_info(id);
+  const amn::GgmlTraits* info = amn::ggml_traits(type_of(id));
   const size_t n = blocks * info->block_elements;
   std::vector<float> want(n + 16, -7.0f), got(n + 16, -7.0f);
-  amn::ggml::dequantizer(id)(in, want.data(), blocks);
-  amn::dequantize_ggml(id, in, got.data(), blocks);
+  amn::ggml::dequantizer(type_of(id))(in, want.data(), blocks);
+  amn::dequantize_ggml(type_of(id), in, got.data(), blocks);
   if (std::memcmp(want.data(), got.data(), want.size() * 4) == 0) return {};
   std::string s = std::string(amn::active_impl_name()) + ", " + std::to_string(blocks) + " blocks:";
   int shown = 0;
@@ -88,7 +94,7 @@ uint16_t random_finite_f16(std::mt19937& rng) {
 // fixtures below cover Inf and NaN on the same target). One scale in 8 is a subnormal
 // or zero, so both branches of the scale conversion are exercised.
 std::vector<uint8_t> random_blocks(const SimdType& t, size_t blocks, uint32_t seed) {
-  const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
+  const size_t bytes = amn::ggml_traits(type_of(t.id))->block_bytes;
   std::mt19937 rng(seed);
   std::vector<uint8_t> in(blocks * bytes);
   for (auto& b : in) b = uint8_t(rng());
@@ -124,7 +130,7 @@ TEST_CASE("ggml SIMD: random blocks, every implementation, every SIMD type", "[g
     REQUIRE(amn::force_impl(impl));
     for (const auto& t : simd_types()) {
       INFO(t.name << " under " << impl);
-      const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
+      const size_t bytes = amn::ggml_traits(type_of(t.id))->block_bytes;
       const auto in = random_blocks(t, 1001, 12345 + t.id);
       CHECK(compare_with_reference(t.id, in.data(), 1001) == "");
       // Odd block counts, each from an odd start.
@@ -146,7 +152,7 @@ TEST_CASE("ggml SIMD: ggml's fixtures, every implementation", "[ggml-simd]") {
   for (auto impl : amn::available_impls()) {
     REQUIRE(amn::force_impl(impl));
     for (const auto& t : simd_types()) {
-      const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
+      const size_t bytes = amn::ggml_traits(type_of(t.id))->block_bytes;
       for (const char* kind : {".q", ".random.q"}) {
         INFO(t.name << kind << " under " << impl);
         const auto q = amn::test::read_file(amn::test::fixture_path(std::string("ggml/") + t.name + kind));
@@ -197,7 +203,7 @@ TEST_CASE("ggml SIMD: non-finite, zero and subnormal scales, every type", "[ggml
   for (const auto& t : simd_types()) {
     if (t.f16_scales.empty() && t.iq1m_scale < 0) continue;
     auto in = random_blocks(t, kBlocks, 777 + t.id);
-    const size_t bytes = amn::ggml_type_info(t.id)->block_bytes;
+    const size_t bytes = amn::ggml_traits(type_of(t.id))->block_bytes;
     for (size_t i = 0; i < kBlocks; ++i) {
       const uint16_t h = kSpecial[i % std::size(kSpecial)];
       uint8_t* block = in.data() + i * bytes;

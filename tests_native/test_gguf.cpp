@@ -9,8 +9,8 @@
 #include <catch2/catch.hpp>
 #include <simdjson.h>
 
+#include "core/ggml_type.h"
 #include "formats/gguf/parse.h"
-#include "formats/gguf/types.h"
 #include "support.h"
 
 using namespace amn;
@@ -131,23 +131,37 @@ void check_array(const GgufValue& v, simdjson::dom::array expected, GgufType lea
 }  // namespace
 
 TEST_CASE("the ggml type table matches ggml's type_traits", "[gguf]") {
+  const auto info = [](uint32_t id) { return ggml_traits(static_cast<GgmlType>(id)); };
   for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
-    const auto* t = ggml_type_info(id);
+    const auto* t = info(id);
     REQUIRE(t);
-    CHECK(t->id == id);
+    CHECK(ggml_id(t->type) == id);
   }
-  CHECK(ggml_type_info(kGgmlTypeCount) == nullptr);
-  CHECK(ggml_type_info(0xFFFFFFFF) == nullptr);
-  for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u}) CHECK_FALSE(ggml_type_sized(ggml_type_info(removed)));
-  const auto* q4k = ggml_type_info(12);
+  CHECK(info(kGgmlTypeCount) == nullptr);
+  CHECK(info(0xFFFFFFFF) == nullptr);
+  CHECK(ggml_traits(kNoGgmlType) == nullptr);
+  for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u}) CHECK_FALSE(ggml_type_sized(info(removed)));
+  const auto* q4k = info(12);
   CHECK(q4k->name == "Q4_K");
   CHECK(q4k->block_elements == 256);
   CHECK(q4k->block_bytes == 144);
-  CHECK(ggml_type_info(8)->block_bytes == 34);       // Q8_0
-  CHECK(ggml_type_info(30)->name == "BF16");
-  CHECK(ggml_type_info(39)->block_bytes == 17);      // MXFP4
-  CHECK(ggml_nbytes(*ggml_type_info(2), 64) == std::optional<uint64_t>(36));
-  CHECK_FALSE(ggml_nbytes(*ggml_type_info(2), 33));
+  CHECK(info(8)->block_bytes == 34);       // Q8_0
+  CHECK(info(30)->name == "BF16");
+  CHECK(info(39)->block_bytes == 17);      // MXFP4
+  CHECK(ggml_nbytes(*info(2), 64) == std::optional<uint64_t>(36));
+  CHECK_FALSE(ggml_nbytes(*info(2), 33));
+  // The plain types are their DTypes, both ways.
+  CHECK(info(30)->dtype == DType::BF16);
+  CHECK(ggml_type_of(DType::BF16) == GgmlType::BF16);
+  CHECK(ggml_type_of(DType::I64) == GgmlType::I64);
+  CHECK_FALSE(ggml_type_of(DType::U8));
+  CHECK_FALSE(info(12)->dtype);
+  // Big-endian layouts: the types gguf-py's converter swaps, and which F16 fields.
+  CHECK(ggml_big_endian_f16_fields(GgmlType::Q4_K)->size() == 2);
+  CHECK((*ggml_big_endian_f16_fields(GgmlType::Q6_K))[0] == 208);
+  CHECK(ggml_big_endian_f16_fields(GgmlType::MXFP4)->empty());
+  CHECK_FALSE(ggml_big_endian_f16_fields(GgmlType::Q4_1));
+  CHECK_FALSE(ggml_big_endian_f16_fields(static_cast<GgmlType>(57)));
 }
 
 TEST_CASE("split file names are recognised", "[gguf]") {
@@ -237,7 +251,7 @@ TEST_CASE("every valid GGUF fixture parses to what gguf-py read", "[gguf][fixtur
       const auto& got = g->tensors[i++];
       INFO(got.name);
       CHECK(got.name == jv(t["name"].get_string()));
-      CHECK(got.type == jv(t["type"].get_uint64()));
+      CHECK(ggml_id(got.type) == jv(t["type"].get_uint64()));
       std::vector<uint64_t> ne;
       for (auto d : jv(t["ne"].get_array())) ne.push_back(jv(d.get_uint64()));
       CHECK(got.ne == ne);
@@ -310,10 +324,10 @@ TEST_CASE("unknown tensor types are listed with sizes from the offsets", "[gguf]
   auto g = parse_memory(test::read_file(test::fixture_path("gguf/valid/unknown_type.gguf")));
   REQUIRE(g);
   REQUIRE(g->tensors.size() == 4);
-  CHECK(g->tensors[1].type == 99);
+  CHECK(ggml_id(g->tensors[1].type) == 99);
   CHECK(g->tensors[1].size_from_offsets);
   CHECK(g->tensors[1].nbytes == 64);  // 15 floats, padded to 32
-  CHECK(g->tensors[2].type == 31);
+  CHECK(g->tensors[2].type == GgmlType::Q4_0_4_4);
   CHECK(g->tensors[2].size_from_offsets);
   CHECK_FALSE(g->tensors[0].size_from_offsets);
   CHECK(g->warnings.size() == 2);

@@ -8,10 +8,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/ggml_type.h"
 #include "formats/gguf/describe.h"
 #include "formats/gguf/kv_input.h"
 #include "formats/gguf/parse.h"
-#include "formats/gguf/types.h"
 #include "formats/gguf/write.h"
 #include "support.h"
 
@@ -148,13 +148,13 @@ Kvs every_kind_of_kv() {
 
 std::vector<GgufWriteTensor> some_tensors() {
   return {
-      {"f32.odd", 0, {7}, 28},                 // 28 bytes: the next tensor is padded
-      {"f16", 1, {3, 5}, 30},
-      {"q4_k", 12, {256, 2}, 288},
-      {"q8_0", 8, {64, 3}, 204},
-      {"bf16.4d", 30, {2, 2, 2, 2}, 32},
-      {"scalar", 0, {}, 4},                    // n_dims 0: one element
-      {"blk.0.\xE2\x9C\x93", 24, {33}, 33},    // I8, a unicode name
+      {"f32.odd", GgmlType::F32, {7}, 28},                 // 28 bytes: the next tensor is padded
+      {"f16", GgmlType::F16, {3, 5}, 30},
+      {"q4_k", GgmlType::Q4_K, {256, 2}, 288},
+      {"q8_0", GgmlType::Q8_0, {64, 3}, 204},
+      {"bf16.4d", GgmlType::BF16, {2, 2, 2, 2}, 32},
+      {"scalar", GgmlType::F32, {}, 4},                    // n_dims 0: one element
+      {"blk.0.\xE2\x9C\x93", GgmlType::I8, {33}, 33},    // I8, a unicode name
   };
 }
 
@@ -283,7 +283,7 @@ TEST_CASE("a custom alignment is written as general.alignment and respected", "[
 TEST_CASE("invalid layouts are refused, each with its own message", "[gguf-write]") {
   using T = GgufType;
   const Kvs ok_kv = {{"general.architecture", gguf_value_string("llama")}};
-  const std::vector<GgufWriteTensor> ok_t = {{"w", 0, {4}, 16}};
+  const std::vector<GgufWriteTensor> ok_t = {{"w", GgmlType::F32, {4}, 16}};
   auto with_tensor = [&](GgufWriteTensor t) { return std::vector<GgufWriteTensor>{ok_t[0], std::move(t)}; };
   auto with_kv = [&](std::string key, GgufValue v) {
     Kvs kv = ok_kv;
@@ -310,15 +310,15 @@ TEST_CASE("invalid layouts are refused, each with its own message", "[gguf-write
   const std::vector<Case> cases = {
       {"duplicate key", gguf_layout(with_kv("general.architecture", gguf_value_string("x")), ok_t),
        ErrorCode::invalid_argument, "duplicate key 'general.architecture' (KVs 0 and 1)"},
-      {"duplicate tensor", gguf_layout(ok_kv, with_tensor({"w", 0, {4}, 16})), ErrorCode::invalid_argument,
+      {"duplicate tensor", gguf_layout(ok_kv, with_tensor({"w", GgmlType::F32, {4}, 16})), ErrorCode::invalid_argument,
        "duplicate tensor name 'w' (tensors 0 and 1)"},
-      {"unknown type", gguf_layout(ok_kv, with_tensor({"x", 99, {4}, 16})), ErrorCode::invalid_argument,
+      {"unknown type", gguf_layout(ok_kv, with_tensor({"x", static_cast<GgmlType>(99), {4}, 16})), ErrorCode::invalid_argument,
        "unknown ggml type id 99"},
-      {"removed type", gguf_layout(ok_kv, with_tensor({"x", 4, {32}, 20})), ErrorCode::invalid_argument,
+      {"removed type", gguf_layout(ok_kv, with_tensor({"x", GgmlType::Q4_2, {32}, 20})), ErrorCode::invalid_argument,
        "which ggml removed"},
-      {"wrong nbytes", gguf_layout(ok_kv, with_tensor({"x", 12, {256, 2}, 289})), ErrorCode::invalid_argument,
+      {"wrong nbytes", gguf_layout(ok_kv, with_tensor({"x", GgmlType::Q4_K, {256, 2}, 289})), ErrorCode::invalid_argument,
        "tensor 'x' of type Q4_K with 512 elements takes 288 bytes, but nbytes is 289"},
-      {"not whole blocks", gguf_layout(ok_kv, with_tensor({"x", 12, {100}, 144})), ErrorCode::invalid_argument,
+      {"not whole blocks", gguf_layout(ok_kv, with_tensor({"x", GgmlType::Q4_K, {100}, 144})), ErrorCode::invalid_argument,
        "ne[0] = 100, not a multiple of the block size 256"},
       {"alignment 3", gguf_layout(ok_kv, ok_t, 3), ErrorCode::invalid_argument, "alignment 3 is not a non-zero power of two"},
       {"alignment 0", gguf_layout(ok_kv, ok_t, 0), ErrorCode::invalid_argument, "alignment 0 is not"},
@@ -327,16 +327,16 @@ TEST_CASE("invalid layouts are refused, each with its own message", "[gguf-write
        ErrorCode::invalid_argument, "general.alignment is 64 but the layout's alignment is 32"},
       {"alignment KV type", gguf_layout(with_kv("general.alignment", u(T::UINT64, 32)), ok_t),
        ErrorCode::invalid_argument, "general.alignment has type UINT64, it must be UINT32"},
-      {"n_dims 5", gguf_layout(ok_kv, with_tensor({"x", 0, {1, 1, 1, 1, 4}, 16})), ErrorCode::invalid_argument,
+      {"n_dims 5", gguf_layout(ok_kv, with_tensor({"x", GgmlType::F32, {1, 1, 1, 1, 4}, 16})), ErrorCode::invalid_argument,
        "has 5 dimensions, more than GGML_MAX_DIMS (4)"},
-      {"zero dimension", gguf_layout(ok_kv, with_tensor({"x", 0, {4, 0}, 0})), ErrorCode::invalid_argument,
+      {"zero dimension", gguf_layout(ok_kv, with_tensor({"x", GgmlType::F32, {4, 0}, 0})), ErrorCode::invalid_argument,
        "ne[1] = 0, outside 1 .. 2^63-1"},
-      {"element overflow", gguf_layout(ok_kv, with_tensor({"x", 0, {uint64_t{1} << 32, uint64_t{1} << 32}, 0})),
+      {"element overflow", gguf_layout(ok_kv, with_tensor({"x", GgmlType::F32, {uint64_t{1} << 32, uint64_t{1} << 32}, 0})),
        ErrorCode::invalid_argument, "element count of tensor 'x' overflows int64"},
       {"empty key", gguf_layout(with_kv("", u(T::UINT8, 1)), ok_t), ErrorCode::invalid_argument, "key 1 is empty"},
       {"key not UTF-8", gguf_layout(with_kv("bad\xFF", u(T::UINT8, 1)), ok_t), ErrorCode::invalid_argument,
        "is not valid UTF-8"},
-      {"name not UTF-8", gguf_layout(ok_kv, with_tensor({"\xC3", 0, {4}, 16})), ErrorCode::invalid_argument,
+      {"name not UTF-8", gguf_layout(ok_kv, with_tensor({"\xC3", GgmlType::F32, {4}, 16})), ErrorCode::invalid_argument,
        "the name of tensor"},
       {"UINT8 300", gguf_layout(with_kv("k", u(T::UINT8, 300)), ok_t), ErrorCode::invalid_argument,
        "the value of key 'k' is 300, out of range for UINT8"},

@@ -138,3 +138,26 @@ TEST_CASE("pickle: a window that ends early asks for more only when told it may"
     CHECK(s.error().code == ErrorCode::parse);
   }
 }
+
+TEST_CASE("pickle: a FRAME longer than the bytes after it is refused at its offset", "[pickle]") {
+  // pickle.dumps([{'k': 1}, {'k': 1}], 4) announces a 21-byte frame, exactly what follows.
+  const auto b = from_hex("80049515000000000000005d94287d948c016b944b01737d9468024b0173652e");
+  REQUIRE(run_bytes(b));
+  for (uint64_t length : {uint64_t{22}, uint64_t{1} << 62, ~uint64_t{0}}) {
+    INFO(length);
+    auto patched = b;
+    for (int k = 0; k < 8; ++k) patched[3 + k] = static_cast<uint8_t>(length >> (8 * k));
+    auto r = run_bytes(patched);
+    REQUIRE(!r);
+    CHECK(r.error().code == ErrorCode::parse);
+    CHECK(r.error().offset == 2);
+    CHECK_THAT(r.error().message, Catch::Contains("FRAME of " + std::to_string(length) + " bytes") &&
+                                      Catch::Contains("at offset 2"));
+    // A window of a longer stream asks for more instead.
+    pickle::Options o;
+    o.more_may_follow = true;
+    auto w = pickle::run(patched, {}, o);
+    REQUIRE(!w);
+    CHECK(w.error().code == ErrorCode::need_bytes);
+  }
+}

@@ -7,7 +7,6 @@
 
 #include "convert/gather.h"
 #include "core/limits.h"
-#include "formats/gguf/types.h"
 #include "formats/zip/zip.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
@@ -87,7 +86,7 @@ Status run_piece_on(const Plan& plan, const Piece& p, std::span<const uint8_t> i
     in = swapped;
   } else if (p.swap_block_fields) {
     // Pieces hold whole blocks, so block boundaries are at multiples of block_bytes.
-    const GgmlTypeInfo& info = *ggml_type_info(p.ggml_type);
+    const GgmlTraits& info = *ggml_traits(p.ggml_type);
     const auto fields = ggml_big_endian_f16_fields(p.ggml_type).value();
     swapped.assign(in.begin(), in.end());
     for (size_t block = 0; block + info.block_bytes <= swapped.size(); block += info.block_bytes) {

@@ -6,7 +6,6 @@
 
 #include "convert/plan_gguf.h"
 #include "core/checked.h"
-#include "formats/gguf/types.h"
 #include "formats/safetensors/write.h"
 #include "kernels/ggml/dequantize.h"
 
@@ -158,7 +157,7 @@ Status check_plannable(const Model& model, const TensorRecord& t) {
 // A GGUF block type: whole blocks per piece, dequantized to F32 (ggml's to_float), then
 // cast to the target when it is not F32.
 void add_dequantize_pieces(const TensorRecord& t, uint32_t index, DType to, bool big_endian, Plan& plan) {
-  const GgmlTypeInfo& info = *ggml_type_info(t.ggml_type);
+  const GgmlTraits& info = *ggml_traits(t.ggml_type);
   const uint64_t out_size = dtype_info(to).block_bytes;
   const uint64_t total = t.elements / info.block_elements;
   // F32 staging for a cast counts too: 4 bytes per element either way.
@@ -191,7 +190,7 @@ void add_block_copy(const Model& model, const TensorRecord& t, Plan& plan) {
   plan.tensors.push_back(std::move(o));
   for (uint64_t done = 0; done < t.nbytes;) {
     // Whole blocks per piece, so a big-endian block's fields are swapped in one piece.
-    const uint64_t block = ggml_type_info(t.ggml_type)->block_bytes;
+    const uint64_t block = ggml_traits(t.ggml_type)->block_bytes;
     const uint64_t n = std::min<uint64_t>(kMaxPieceBytes / block * block, t.nbytes - done);
     Piece p;
     p.tensor = index;

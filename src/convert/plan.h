@@ -39,7 +39,7 @@ struct Piece {
   uint64_t out_length = 0;
   uint64_t count = 0;    // elements, for casts and dequantization
   uint64_t blocks = 0;   // ggml blocks, for dequantize_ggml
-  uint32_t ggml_type = 0;
+  GgmlType ggml_type = kNoGgmlType;  // dequantize_ggml, and block copies
   DType from = DType::U8, to = DType::U8;
   uint8_t swap_width = 0;  // byte-swap the input in units of this many bytes first (big-endian data)
   bool swap_block_fields = false;  // big-endian GGUF blocks: swap their f16 fields first

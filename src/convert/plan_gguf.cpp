@@ -4,32 +4,12 @@
 
 #include <algorithm>
 
+#include "core/ggml_type.h"
 #include "formats/gguf/describe.h"
-#include "formats/gguf/types.h"
 #include "formats/gguf/kv_input.h"
 #include "formats/gguf/write.h"
 
 namespace amn {
-namespace {
-
-// ggml's ids for the plain element types (ggml.h enum ggml_type).
-std::optional<uint32_t> ggml_type_of(DType t) {
-  switch (t) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::I8: return 24;
-    case DType::I16: return 25;
-    case DType::I32: return 26;
-    case DType::I64: return 27;
-    case DType::F64: return 28;
-    case DType::BF16: return 30;
-    default: return std::nullopt;
-  }
-}
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-}  // namespace
 
 Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan& plan) {
   // KVs: the source's (a split model's shard bookkeeping does not describe the output),
@@ -38,7 +18,7 @@ Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan&
   if (model.format == ModelFormat::gguf && model.format_state) {
     const auto& src = static_cast<const GgufState&>(*model.format_state).header;
     for (const auto& [k, v] : src.kv) {
-      if (!starts_with(k, "split.")) kv.emplace_back(k, v);
+      if (!k.starts_with("split.")) kv.emplace_back(k, v);
     }
   }
   merge_gguf_kv(kv, options.gguf_kv);
@@ -59,8 +39,8 @@ Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan&
     w.nbytes = t.nbytes;
     if (t.ggml_type != kNoGgmlType) {
       w.ggml_type = t.ggml_type;
-    } else if (auto id = ggml_type_of(t.dtype)) {
-      w.ggml_type = *id;
+    } else if (auto type = ggml_type_of(t.dtype)) {
+      w.ggml_type = *type;
     } else {
       return make_error(ErrorCode::unsupported, "tensor '" + t.name + "' is " + std::string(dtype_name(t.dtype)) +
                                                     ", which GGUF has no type for");

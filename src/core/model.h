@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/ggml_type.h"
 #include "core/limits.h"
 #include "core/logical_op.h"
 
 namespace amn {
-
-inline constexpr uint32_t kNoGgmlType = ~uint32_t{0};
 
 // One tensor as stored.
 struct TensorRecord {
@@ -27,7 +26,7 @@ struct TensorRecord {
   // The stored type's name when DType cannot describe it: a GGUF block type ("Q4_K") or
   // an unknown GGUF type id ("type 57"). Empty for every DType-described tensor.
   std::string block_type;
-  uint32_t ggml_type = kNoGgmlType;  // the GGUF type id of a block type (formats/gguf/types.h)
+  GgmlType ggml_type = kNoGgmlType;  // a sized GGUF block type (core/ggml_type.h)
   bool size_known = true;       // false: an unknown type whose extent cannot be told
 
   // Stored layouts other than a plain run of row-major elements (NumPy, PyTorch):
@@ -57,7 +56,7 @@ struct TensorSpec {
   DType dtype = DType::F32;
   std::vector<uint64_t> shape;
   uint64_t nbytes = 0;
-  uint32_t ggml_type = kNoGgmlType;  // a GGUF block type copied through (GGUF output only)
+  GgmlType ggml_type = kNoGgmlType;  // a GGUF block type copied through (GGUF output only)
 };
 
 // What a user means by a quantized weight: e.g. a GPTQ group (qweight, qzeros, scales,

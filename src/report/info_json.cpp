@@ -3,19 +3,13 @@
 #include <map>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "report/report.h"
 
 namespace amn {
 namespace {
 
-void append_uint_array(std::string& out, const std::vector<uint64_t>& v) {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(v[i]);
-  }
-  out += ']';
-}
+void append_uint_array(std::string& out, const std::vector<uint64_t>& v) { out += dims_text(v); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/text.h"
 #include "report/report.h"
 
 namespace amn {
@@ -41,15 +42,6 @@ class Table {
   std::vector<bool> right_;
   std::vector<std::vector<std::string>> rows_;
 };
-
-std::string shape_text(const std::vector<uint64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
 
 std::string short_count(uint64_t n) {
   const char* units[] = {"", "K", "M", "B", "T"};
@@ -167,12 +159,12 @@ std::string render_inspect(const Model& model) {
       const auto& l = model.logical[li];
       char bpw[32];
       std::snprintf(bpw, sizeof bpw, "%.2f", l.bits_per_weight());
-      tensors.add({l.name, l.scheme + " (" + l.variant + ", " + bpw + " bits/weight)", shape_text(l.shape),
+      tensors.add({l.name, l.scheme + " (" + l.variant + ", " + bpw + " bits/weight)", dims_text(l.shape),
                    grouped(l.elements), human_bytes(l.stored_bytes)});
       continue;
     }
     if (model.is_consumed(i)) continue;
-    tensors.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), grouped(t.elements),
+    tensors.add({t.name, std::string(stored_type_name(t)), dims_text(t.shape), grouped(t.elements),
                  t.size_known ? human_bytes(t.nbytes) : std::string("?")});
   }
   out += tensors.render();
@@ -192,7 +184,7 @@ std::string render_parse(const Model& model) {
     Table records({"name", "dtype", "shape", "file", "offset", "end", "bytes"},
                   {false, false, false, true, true, true, true});
     for (const auto& t : model.tensors) {
-      records.add({t.name, std::string(stored_type_name(t)), shape_text(t.shape), std::to_string(t.file),
+      records.add({t.name, std::string(stored_type_name(t)), dims_text(t.shape), std::to_string(t.file),
                    std::to_string(t.offset), std::to_string(t.offset + t.nbytes), std::to_string(t.nbytes)});
     }
     out += records.render();
@@ -202,7 +194,7 @@ std::string render_parse(const Model& model) {
   Table records({"name", "role", "dtype", "shape", "file", "offset", "end", "bytes"},
                 {false, false, false, false, true, true, true, true});
   auto add = [&](const TensorRecord& t, std::string role) {
-    records.add({t.name, std::move(role), std::string(stored_type_name(t)), shape_text(t.shape), std::to_string(t.file),
+    records.add({t.name, std::move(role), std::string(stored_type_name(t)), dims_text(t.shape), std::to_string(t.file),
                  std::to_string(t.offset), std::to_string(t.offset + t.nbytes), std::to_string(t.nbytes)});
   };
   std::vector<bool> shown(model.logical.size(), false);

@@ -12,8 +12,7 @@
 namespace amn {
 namespace {
 
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 using schemes::qconfig_string;
 
 // Output row o is a nibble of qweight column o / 8 in every qweight row: each piece reads
@@ -126,7 +125,7 @@ Status detect_awq(SchemeContext& ctx) {
   if (other_method) return {};
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& t = m.tensors[i];
-    if (ctx.claimed(i) || !ends_with(t.name, ".qweight")) continue;
+    if (ctx.claimed(i) || !has_stem_and_suffix(t.name, ".qweight")) continue;
     const std::string base = t.name.substr(0, t.name.size() - 8);
     if (!c.present && !ctx.find(base + ".qzeros")) continue;
     detect_layer(ctx, c, i, base);

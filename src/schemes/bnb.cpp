@@ -15,8 +15,7 @@ namespace amn {
 namespace {
 
 using schemes::ceil_div;
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 using schemes::qconfig_string;
 
 // Real quant_states are ~170 bytes; anything near this is not one.
@@ -336,7 +335,7 @@ void detect_int8(SchemeContext& ctx) {
   const bool configured = load_in_8bit(ctx);
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& w = m.tensors[i];
-    if (ctx.claimed(i) || w.dtype != DType::I8 || !ends_with(w.name, ".weight")) continue;
+    if (ctx.claimed(i) || w.dtype != DType::I8 || !has_stem_and_suffix(w.name, ".weight")) continue;
     const std::string base = w.name.substr(0, w.name.size() - 7);
     const auto scb = ctx.find(base + ".SCB");
     if (!scb && !configured) continue;

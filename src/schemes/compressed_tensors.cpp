@@ -18,8 +18,7 @@ namespace amn {
 namespace {
 
 using schemes::ceil_div;
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 using schemes::qconfig_string;
 
 uint32_t pack_factor(uint32_t bits) { return 32 / bits; }
@@ -304,7 +303,7 @@ Status detect_compressed_tensors(SchemeContext& ctx) {
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& t = m.tensors[i];
     if (ctx.claimed(i)) continue;
-    if (ends_with(t.name, ".weight_packed") && t.dtype == DType::I32) {
+    if (has_stem_and_suffix(t.name, ".weight_packed") && t.dtype == DType::I32) {
       Candidate cand{t.name.substr(0, t.name.size() - 14), i, true, std::nullopt};
       cand.shape = ctx.find(cand.base + ".weight_shape");
       if (cand.shape) {
@@ -315,7 +314,7 @@ Status detect_compressed_tensors(SchemeContext& ctx) {
         }
       }
       found.push_back(std::move(cand));
-    } else if (ends_with(t.name, ".weight") && t.dtype == DType::I8) {
+    } else if (has_stem_and_suffix(t.name, ".weight") && t.dtype == DType::I8) {
       // An I8 weight is compressed-tensors' with a weight_scale, or whenever the config
       // has a naive / int-quantized group (then a missing scale is reported).
       const std::string base = t.name.substr(0, t.name.size() - 7);

@@ -15,8 +15,7 @@ namespace amn {
 namespace {
 
 using schemes::ceil_div;
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 using schemes::qconfig_string;
 
 class Mxfp4Op final : public SchemeOp {
@@ -44,7 +43,7 @@ void detect_mxfp4(SchemeContext& ctx) {
   const bool configured = qconfig_string(ctx, "quant_method") == "mxfp4";
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& w = m.tensors[i];
-    if (ctx.claimed(i) || w.dtype != DType::U8 || !ends_with(w.name, "_blocks")) continue;
+    if (ctx.claimed(i) || w.dtype != DType::U8 || !has_stem_and_suffix(w.name, "_blocks")) continue;
     const std::string base = w.name.substr(0, w.name.size() - 7);
     const auto s = ctx.find(base + "_scales");
     if (!s && !configured) continue;
@@ -142,7 +141,7 @@ bool detect_nvfp4(SchemeContext& ctx, const Nvfp4Names& names) {
   bool any = false;
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& w = m.tensors[i];
-    if (ctx.claimed(i) || w.dtype != DType::U8 || !ends_with(w.name, packed_suffix)) continue;
+    if (ctx.claimed(i) || w.dtype != DType::U8 || !has_stem_and_suffix(w.name, packed_suffix)) continue;
     const std::string base = w.name.substr(0, w.name.size() - packed_suffix.size());
     const auto s = ctx.find(base + ".weight_scale");
     const auto g = ctx.find(base + "." + names.global);
@@ -227,7 +226,7 @@ Status detect_fp4(SchemeContext& ctx) {
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     if (ctx.claimed(i) || m.tensors[i].elements > 1) continue;
     for (std::string_view suffix : {".input_scale", ".input_global_scale", ".k_scale", ".v_scale"}) {
-      if (ends_with(m.tensors[i].name, suffix)) ctx.consume(i);
+      if (has_stem_and_suffix(m.tensors[i].name, suffix)) ctx.consume(i);
     }
   }
   return {};

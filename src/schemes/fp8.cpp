@@ -14,8 +14,7 @@ namespace amn {
 namespace {
 
 using schemes::ceil_div;
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 using schemes::qconfig_string;
 
 class Fp8Op final : public SchemeOp {

@@ -14,8 +14,7 @@ namespace amn {
 namespace {
 
 using schemes::ceil_div;
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 using schemes::qconfig_string;
 
 // Output row o is qweight column o, strided through every qweight row: no piece of rows
@@ -222,7 +221,7 @@ Status detect_gptq(SchemeContext& ctx) {
   if (!c.present && qconfig_string(ctx, "quant_method") == "awq") return {};
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& t = m.tensors[i];
-    if (ctx.claimed(i) || !ends_with(t.name, ".qweight")) continue;
+    if (ctx.claimed(i) || !has_stem_and_suffix(t.name, ".qweight")) continue;
     const std::string base = t.name.substr(0, t.name.size() - 8);
     if (!c.present && !gptq_shaped(ctx, t, base)) continue;
     detect_layer(ctx, c, i, base);

@@ -19,8 +19,7 @@
 namespace amn {
 namespace {
 
-using schemes::dims_text;
-using schemes::ends_with;
+using schemes::has_stem_and_suffix;
 
 // Rows are contiguous in all three tensors: a piece reads only its rows.
 ByteRange rows_of(const ByteRange& r, uint64_t row_bytes, uint64_t b, uint64_t e) {
@@ -350,7 +349,7 @@ Status detect_mlx(SchemeContext& ctx) {
   const auto q = mlx_config(ctx);
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
     const TensorRecord& t = m.tensors[i];
-    if (ctx.claimed(i) || t.dtype != DType::U32 || !ends_with(t.name, ".weight")) continue;
+    if (ctx.claimed(i) || t.dtype != DType::U32 || !has_stem_and_suffix(t.name, ".weight")) continue;
     const std::string base = t.name.substr(0, t.name.size() - 7);
     // A U32 weight is MLX's with a scales companion, or in a model with MLX's config.
     if (!q && !ctx.find(base + ".scales")) continue;

@@ -5,19 +5,15 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.h"
 #include "schemes/context.h"
 
 namespace amn::schemes {
 
-inline bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// "[256, 512]", as messages show a shape.
-inline std::string dims_text(const std::vector<uint64_t>& s) {
-  std::string o = "[";
-  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-  return o + "]";
+// `name` is a layer's stem followed by `suffix` ("model.q_proj" + ".qweight"): a name that
+// is only the suffix names no layer.
+inline bool has_stem_and_suffix(std::string_view name, std::string_view suffix) {
+  return name.size() > suffix.size() && name.ends_with(suffix);
 }
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }

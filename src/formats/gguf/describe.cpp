@@ -4,17 +4,15 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <simdjson.h>
-
 #include "core/json.h"
-#include "formats/gguf/types.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
 
 // GGUF strings are not guaranteed UTF-8; JSON text must be. Invalid bytes become U+FFFD.
 void append_string(std::string& out, std::string_view s) {
-  if (simdjson::validate_utf8(s.data(), s.size())) {
+  if (valid_utf8(s)) {
     append_json_string(out, s);
     return;
   }
@@ -121,12 +119,11 @@ void add_gguf_tensors(const GgufFile& gguf, uint32_t file, Model& model) {
     r.offset = gguf.data_offset + t.offset;
     r.nbytes = t.size_known ? t.nbytes : 0;
     r.size_known = t.size_known;
-    const GgmlTypeInfo* info = ggml_type_info(t.type);
+    const GgmlTraits* info = ggml_traits(t.type);
     // Plain element types are DTypes; block types and unknown ids keep their own name.
-    std::optional<DType> plain;
-    if (info && !info->quantized && info->block_elements == 1) plain = dtype_from_name(info->name);
+    const std::optional<DType> plain = info ? info->dtype : std::nullopt;
     if (plain) r.dtype = *plain;
-    else r.block_type = info ? std::string(info->name) : "type " + std::to_string(t.type);
+    else r.block_type = info ? std::string(info->name) : "type " + std::to_string(ggml_id(t.type));
     if (!plain && ggml_type_sized(info)) r.ggml_type = t.type;
     model.tensors.push_back(std::move(r));
   }

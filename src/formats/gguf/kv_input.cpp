@@ -13,6 +13,7 @@
 
 #include "core/json_syntax.h"
 #include "core/limits.h"
+#include "core/text.h"
 #include "formats/gguf/write.h"
 
 namespace amn {
@@ -28,13 +29,6 @@ struct Token {
   std::string text;
   bool b = false;
 };
-
-std::string quote(std::string_view s) {
-  std::string out = "'";
-  for (unsigned char c : s.substr(0, 200)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (s.size() > 200) out += "...";
-  return out + "'";
-}
 
 std::string upper(std::string_view s) {
   std::string out(s);
@@ -144,7 +138,7 @@ Result<GgufValue> scalar_as(GgufType t, const Token& tok) {
   };
   if (t == GgufType::STRING) {
     if (tok.kind != K::text && tok.kind != K::string) return wrong("a string");
-    if (!simdjson::validate_utf8(tok.text.data(), tok.text.size())) {
+    if (!valid_utf8(tok.text)) {
       return make_error(ErrorCode::invalid_argument, "the string is not valid UTF-8");
     }
     if (tok.text.size() > kHardMaxGgufString) {
@@ -467,7 +461,7 @@ Status check_key(std::string_view key) {
     return make_error(ErrorCode::limit, "the key is " + std::to_string(key.size()) +
                                             " bytes long, more than the limit of " + std::to_string(kHardMaxNameBytes));
   }
-  if (!simdjson::validate_utf8(key.data(), key.size())) {
+  if (!valid_utf8(key)) {
     return make_error(ErrorCode::invalid_argument, "the key is not valid UTF-8");
   }
   return {};

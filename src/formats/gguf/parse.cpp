@@ -5,8 +5,9 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/bytes.h"
 #include "core/checked.h"
-#include "formats/gguf/types.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
@@ -31,22 +32,7 @@ uint64_t min_size(GgufType t) {
   return gguf_fixed_size(t);
 }
 
-uint64_t load(const uint8_t* p, unsigned n, bool big_endian) {
-  uint64_t v = 0;
-  if (big_endian) {
-    for (unsigned k = 0; k < n; ++k) v = (v << 8) | p[k];
-  } else {
-    for (unsigned k = n; k-- > 0;) v = (v << 8) | p[k];
-  }
-  return v;
-}
-
-uint64_t load_le(const uint8_t* p, unsigned n) { return load(p, n, false); }
-
-int64_t sign_extend(uint64_t v, unsigned bytes) {
-  const unsigned shift = 64 - 8 * bytes;
-  return static_cast<int64_t>(v << shift) >> shift;
-}
+uint64_t load(const uint8_t* p, unsigned n, bool big_endian) { return big_endian ? load_be(p, n) : load_le(p, n); }
 
 double as_double(uint64_t bits, unsigned bytes) {
   if (bytes == 4) {
@@ -59,43 +45,6 @@ double as_double(uint64_t bits, unsigned bytes) {
   std::memcpy(&d, &bits, 8);
   return d;
 }
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) { ++i; continue; }
-    size_t len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return false;
-    if (n - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
-std::string quote(std::string_view name) {
-  std::string out = "'";
-  // Names are shown as they are, but control characters would garble one-line errors.
-  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (name.size() > 200) out += "...";
-  return out + "'";
-}
-
-std::string num(uint64_t v) { return std::to_string(v); }
 
 Error parse_error(std::string message, uint64_t offset) {
   return make_error(ErrorCode::parse, "gguf: " + std::move(message), offset);
@@ -439,7 +388,7 @@ Status Parser::read_tensor_infos(uint64_t n_tensors, GgufFile& out) {
     t.elements = elements;
     uint64_t type, offset;
     AMN_TRY(read_uint(4, type, "the type of " + who));
-    t.type = static_cast<uint32_t>(type);
+    t.type = static_cast<GgmlType>(type);
     AMN_TRY(read_uint(8, offset, "the data offset of " + who));
     t.offset = offset;
     out.tensors.push_back(std::move(t));
@@ -470,7 +419,7 @@ Status Parser::place_tensors(GgufFile& out) {
   const uint64_t data_bytes = size_ - out.data_offset;
   for (auto& t : out.tensors) {
     const std::string who = "tensor " + quote(t.name);
-    const GgmlTypeInfo* info = ggml_type_info(t.type);
+    const GgmlTraits* info = ggml_traits(t.type);
     if (t.offset % out.alignment != 0) {
       return parse_error(who + " has data offset " + num(t.offset) + ", not a multiple of the alignment " +
                              num(out.alignment) + " (misaligned)", kNoOffset);
@@ -502,8 +451,8 @@ Status Parser::place_tensors(GgufFile& out) {
   std::sort(starts.begin(), starts.end());
   for (auto& t : out.tensors) {
     if (t.size_known) continue;
-    const GgmlTypeInfo* info = ggml_type_info(t.type);
-    const std::string type_label = info ? std::string(info->name) + " (removed from ggml)" : "id " + num(t.type);
+    const GgmlTraits* info = ggml_traits(t.type);
+    const std::string type_label = info ? std::string(info->name) + " (removed from ggml)" : "id " + num(ggml_id(t.type));
     auto range = std::equal_range(starts.begin(), starts.end(), t.offset);
     if (range.second - range.first > 1) {
       out.warnings.push_back("tensor " + quote(t.name) + " has unknown type " + type_label +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/ggml_type.h"
 #include "core/limits.h"
 #include "core/source.h"
 
@@ -61,7 +62,7 @@ struct GgufValue {
 
 struct GgufTensorInfo {
   std::string name;
-  uint32_t type = 0;           // ggml type id (formats/gguf/types.h); may be unknown
+  GgmlType type = GgmlType::F32;  // as stored: may be an id ggml never defined (core/ggml_type.h)
   std::vector<uint64_t> ne;    // GGUF order: ne[0] is the fastest-varying dimension
   uint64_t offset = 0;         // relative to GgufFile::data_offset
   uint64_t nbytes = 0;         // 0 when size_known is false

@@ -4,11 +4,9 @@
 #include <cstring>
 #include <numeric>
 
-#include <simdjson.h>
-
 #include "core/checked.h"
 #include "core/limits.h"
-#include "formats/gguf/types.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
@@ -26,15 +24,6 @@ bool is_signed(GgufType t) {
   return t == GgufType::INT8 || t == GgufType::INT16 || t == GgufType::INT32 || t == GgufType::INT64;
 }
 
-std::string num(uint64_t v) { return std::to_string(v); }
-
-std::string quote(std::string_view name) {
-  std::string out = "'";
-  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (name.size() > 200) out += "...";
-  return out + "'";
-}
-
 std::string type_label(GgufType t) {
   return known_type(t) ? std::string(gguf_type_name(t)) : "type " + num(static_cast<uint32_t>(t));
 }
@@ -43,8 +32,6 @@ Error arg_error(std::string message) {
   return make_error(ErrorCode::invalid_argument, "gguf write: " + std::move(message));
 }
 Error limit_error(std::string message) { return make_error(ErrorCode::limit, "gguf write: " + std::move(message)); }
-
-bool valid_utf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
 uint64_t align_up(uint64_t v, uint64_t alignment) { return (v + alignment - 1) / alignment * alignment; }
 
@@ -236,10 +223,10 @@ Status check_tensor(const GgufWriteTensor& t) {
     if (!m || *m > uint64_t(INT64_MAX)) return arg_error("the element count of " + who + " overflows int64");
     elements = *m;
   }
-  const GgmlTypeInfo* info = ggml_type_info(t.ggml_type);
-  if (!info) return arg_error(who + " has unknown ggml type id " + num(t.ggml_type));
+  const GgmlTraits* info = ggml_traits(t.ggml_type);
+  if (!info) return arg_error(who + " has unknown ggml type id " + num(ggml_id(t.ggml_type)));
   if (!ggml_type_sized(info)) {
-    return arg_error(who + " has ggml type " + std::string(info->name) + " (id " + num(t.ggml_type) +
+    return arg_error(who + " has ggml type " + std::string(info->name) + " (id " + num(ggml_id(t.ggml_type)) +
                      "), which ggml removed: it has no size");
   }
   const uint64_t ne0 = t.ne.empty() ? 1 : t.ne[0];
@@ -310,7 +297,7 @@ Result<GgufLayout> gguf_layout(const std::vector<std::pair<std::string, GgufValu
     out.put_str(t.name);
     out.put(t.ne.size(), 4);
     for (uint64_t d : t.ne) out.put(d, 8);
-    out.put(t.ggml_type, 4);
+    out.put(ggml_id(t.ggml_type), 4);
     out.put(layout.offsets[k], 8);
   }
   h.resize(align_up(h.size(), alignment), 0);

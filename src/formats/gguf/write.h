@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/ggml_type.h"
 #include "formats/gguf/parse.h"
 
 namespace amn {
@@ -20,7 +21,7 @@ inline constexpr uint64_t kGgufDefaultAlignment = 32;  // GGUF_DEFAULT_ALIGNMENT
 
 struct GgufWriteTensor {
   std::string name;
-  uint32_t ggml_type = 0;       // a sized id of formats/gguf/types.h
+  GgmlType ggml_type = GgmlType::F32;  // a sized type (core/ggml_type.h)
   std::vector<uint64_t> ne;     // GGUF order: ne[0] is the fastest-varying dimension
   uint64_t nbytes = 0;          // must equal elements / block_elements * block_bytes
 };

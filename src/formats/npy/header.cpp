@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include <simdjson.h>
-
+#include "core/bytes.h"
 #include "core/checked.h"
+#include "core/text.h"
 #include "formats/npy/literal.h"
 
 namespace amn::npy {
@@ -13,16 +13,8 @@ namespace {
 
 constexpr uint64_t kMaxDim = uint64_t(INT64_MAX);  // NumPy sizes are intp
 
-std::string num(uint64_t v) { return std::to_string(v); }
-
 Error parse_error(std::string message, uint64_t offset) {
   return make_error(ErrorCode::parse, "npy: " + std::move(message), offset);
-}
-
-uint64_t load_le(const uint8_t* p, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned k = n; k-- > 0;) v = (v << 8) | p[k];
-  return v;
 }
 
 std::string quoted(std::string_view s) {
@@ -193,7 +185,7 @@ Result<Header> parse_header(std::span<const uint8_t> bytes, const Preamble& p, u
   const std::string_view text(reinterpret_cast<const char*>(bytes.data() + p.text_offset),
                               static_cast<size_t>(p.text_bytes));
   // 3.0 headers are UTF-8; 1.0 and 2.0 are latin-1, where every byte is a character.
-  if (p.major == 3 && !simdjson::validate_utf8(text.data(), text.size())) {
+  if (p.major == 3 && !valid_utf8(text)) {
     return parse_error("a version 3.0 header is not valid UTF-8", text_at);
   }
   LiteralOptions options;

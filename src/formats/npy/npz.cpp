@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "core/text.h"
 #include "formats/npy/header.h"
 #include "formats/npy/npy.h"
 #include "formats/npy/record.h"
@@ -8,17 +9,6 @@
 namespace amn {
 
 namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-std::string quote(std::string_view name) {
-  std::string out = "'";
-  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (name.size() > 200) out += "...";
-  return out + "'";
-}
 
 // Errors name the entry; offsets inside an inflated entry mean nothing in the file, so
 // those errors point at the entry's data.
@@ -113,7 +103,7 @@ Result<Model> parse_npz(FileSet& files, uint32_t file, const ParseLimits& reques
   std::vector<std::string> dtype_warnings, trailing;
   MemoryBudget budget(limits, "npz", archive.memory);
   for (const zip::Entry& e : archive.entries) {
-    if (!ends_with(e.name, ".npy") || e.name.size() == 4 || ends_with(e.name, "/.npy")) {
+    if (!e.name.ends_with(".npy") || e.name.size() == 4 || e.name.ends_with("/.npy")) {
       skipped.push_back(e.name);
       continue;
     }

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <map>
 
+#include "core/bytes.h"
 #include "core/checked.h"
+#include "core/text.h"
 #include "formats/pickle/vm.h"
 #include "formats/pth/describe.h"
 #include "formats/pth/torch_globals.h"
@@ -23,8 +25,6 @@ constexpr uint8_t kMagicLe[10] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8
 constexpr int64_t kLegacyProtocolVersion = 1001;
 // Small ZIP records (byteorder, version) are read whole up to this size.
 constexpr uint64_t kSmallRecord = 64;
-
-std::string num(uint64_t v) { return std::to_string(v); }
 
 Error parse_error(std::string message, uint64_t offset = kNoOffset) {
   return make_error(ErrorCode::parse, "pth: " + std::move(message), offset);
@@ -260,8 +260,7 @@ Result<Model> parse_legacy(FileSet& files, uint32_t file, const ParseLimits& lim
         for (const auto& r : h.error().need_bytes) missing.push_back(r);
         continue;
       }
-      uint64_t v = 0;
-      for (int b = 0; b < 8; ++b) v = little ? v | (uint64_t{(*h)[b]} << (8 * b)) : (v << 8) | (*h)[b];
+      const uint64_t v = little ? load_le64(h->data()) : load_be(h->data(), 8);
       if (v != count) {
         return parse_error("storage header says " + num(v) + " elements, its persistent id " + num(count), off);
       }

@@ -6,10 +6,9 @@
 #include <optional>
 #include <span>
 
-#include <simdjson.h>
-
 #include "core/checked.h"
 #include "core/json.h"
+#include "core/text.h"
 
 namespace amn::pth {
 namespace {
@@ -23,8 +22,6 @@ using pickle::Value;
 constexpr int kJsonDepth = 6;
 constexpr size_t kJsonItems = 32;
 constexpr size_t kJsonString = 256;
-
-std::string num(uint64_t v) { return std::to_string(v); }
 
 Error parse_error(const std::string& what) { return make_error(ErrorCode::parse, "pth: " + what); }
 
@@ -47,7 +44,7 @@ std::optional<std::span<const uint32_t>> args_of(const Pickle& p, const Value& o
 void append_text(std::string& out, std::string_view s) {
   std::string cut(s.substr(0, kJsonString));
   if (s.size() > kJsonString) cut += "...";
-  if (simdjson::validate_utf8(cut.data(), cut.size())) {
+  if (valid_utf8(cut)) {
     append_json_string(out, cut);
     return;
   }

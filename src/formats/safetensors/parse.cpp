@@ -6,17 +6,12 @@
 
 #include <simdjson.h>
 
+#include "core/bytes.h"
 #include "core/checked.h"
 #include "core/json_syntax.h"
 
 namespace amn {
 namespace {
-
-uint64_t load_le64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
 
 Error header_error(std::string message, uint64_t offset = 8) {
   return make_error(ErrorCode::parse, "safetensors: " + std::move(message), offset);

@@ -5,20 +5,13 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "formats/zip/zip.h"
 
 namespace amn::zip::detail {
 
 inline Error error(ErrorCode code, std::string message, uint64_t offset = kNoOffset) {
   return make_error(code, "zip: " + std::move(message), offset);
-}
-
-// Names are shown as they are, but control characters would garble one-line errors.
-inline std::string quote(std::string_view name) {
-  std::string out = "'";
-  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  if (name.size() > 200) out += "...";
-  return out + "'";
 }
 
 // Compressed bytes to fetch so that the first `n` bytes of an entry can be produced in one

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/text.h"
 #include "formats/zip/detail.h"
 #include "formats/zip/zip.h"
 
@@ -12,12 +13,10 @@ namespace amn::zip {
 namespace {
 
 using detail::error;
-using detail::quote;
 
 // zlib counts in uInt (32 bits): larger spans are fed in pieces of this size.
 constexpr uint64_t kZlibPiece = uint64_t{1} << 30;
 
-std::string num(uint64_t v) { return std::to_string(v); }
 
 std::string hex32(uint32_t v) {
   static const char* digits = "0123456789abcdef";

@@ -6,14 +6,15 @@
 #include <numeric>
 #include <optional>
 
+#include "core/bytes.h"
 #include "core/checked.h"
+#include "core/text.h"
 #include "formats/zip/detail.h"
 
 namespace amn::zip {
 namespace {
 
 using detail::error;
-using detail::quote;
 
 constexpr uint32_t kEocdSig = 0x06054b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
@@ -42,17 +43,6 @@ constexpr uint16_t kZip64ExtraId = 0x0001;
 constexpr uint32_t kMax32 = 0xFFFFFFFF;
 constexpr uint16_t kMax16 = 0xFFFF;
 
-uint64_t le(const uint8_t* p, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned k = n; k-- > 0;) v = (v << 8) | p[k];
-  return v;
-}
-uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(le(p, 2)); }
-uint32_t le32(const uint8_t* p) { return static_cast<uint32_t>(le(p, 4)); }
-uint64_t le64(const uint8_t* p) { return le(p, 8); }
-
-std::string num(uint64_t v) { return std::to_string(v); }
-
 std::string hex(uint64_t v) {
   static const char* digits = "0123456789abcdef";
   std::string s;
@@ -61,33 +51,6 @@ std::string hex(uint64_t v) {
     v >>= 4;
   } while (v);
   return "0x" + s;
-}
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) { ++i; continue; }
-    size_t len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return false;
-    if (n - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += len;
-  }
-  return true;
 }
 
 // Sorted, with overlapping and touching ranges merged: one request per stretch of bytes.
@@ -121,8 +84,8 @@ Status resolve_zip64(std::span<const uint8_t> extra, Zip64Fields f, const std::s
   std::optional<std::span<const uint8_t>> zip64;
   size_t pos = 0;
   while (extra.size() - pos >= 4) {
-    const uint16_t id = le16(extra.data() + pos);
-    const uint16_t len = le16(extra.data() + pos + 2);
+    const uint16_t id = load_le16(extra.data() + pos);
+    const uint16_t len = load_le16(extra.data() + pos + 2);
     if (len > extra.size() - pos - 4) {
       return error(ErrorCode::parse,
                    "extra field " + hex(id) + " of " + quote(name) + " in the " + where +
@@ -163,7 +126,7 @@ Status resolve_zip64(std::span<const uint8_t> extra, Zip64Fields f, const std::s
                        num(zip64->size()) + " bytes) lacks its " + w.what,
                    at);
     }
-    *w.field = le(zip64->data() + zpos, w.bytes);
+    *w.field = load_le(zip64->data() + zpos, w.bytes);
     zpos += w.bytes;
   }
   return {};
@@ -241,8 +204,8 @@ Status Reader::read_end_records() {
   std::vector<uint64_t> found;
   std::optional<uint64_t> loose;  // a signature whose comment length does not fit
   for (uint64_t i = window - kEocdBytes + 1; i-- > 0;) {
-    if (le32(tail.data() + i) != kEocdSig) continue;
-    if (le16(tail.data() + i + 20) == window - i - kEocdBytes) found.push_back(base + i);
+    if (load_le32(tail.data() + i) != kEocdSig) continue;
+    if (load_le16(tail.data() + i + 20) == window - i - kEocdBytes) found.push_back(base + i);
     else if (!loose) loose = base + i;
   }
   if (found.empty()) {
@@ -263,9 +226,9 @@ Status Reader::read_end_records() {
   }
   const uint64_t at = found[0];
   const uint8_t* e = tail.data() + (at - base);
-  const uint16_t disk = le16(e + 4), cd_disk = le16(e + 6);
-  const uint64_t n_disk = le16(e + 8), n_total = le16(e + 10);
-  const uint64_t cd_size = le32(e + 12), cd_offset = le32(e + 16);
+  const uint16_t disk = load_le16(e + 4), cd_disk = load_le16(e + 6);
+  const uint64_t n_disk = load_le16(e + 8), n_total = load_le16(e + 10);
+  const uint64_t cd_size = load_le32(e + 12), cd_offset = load_le32(e + 16);
   if (disk != 0 || cd_disk != 0 || n_disk != n_total) {
     return error(ErrorCode::unsupported, "multi-disk (split or spanned) archives are not supported", at);
   }
@@ -274,7 +237,7 @@ Status Reader::read_end_records() {
   entry_count_ = n_total;
   cd_end_ = at;
   if (at >= kZip64LocatorBytes && at - kZip64LocatorBytes >= base &&
-      le32(tail.data() + (at - kZip64LocatorBytes - base)) == kZip64LocatorSig) {
+      load_le32(tail.data() + (at - kZip64LocatorBytes - base)) == kZip64LocatorSig) {
     AMN_TRY(read_zip64_end(at - kZip64LocatorBytes, at, n_disk, n_total, cd_size, cd_offset));
   }
   // Everything from the central directory to the end records must be accounted for:
@@ -321,8 +284,8 @@ Status Reader::read_zip64_end(uint64_t locator_at, uint64_t eocd_at, uint64_t n_
     AMN_ASSIGN(auto l, files_.read(file_, locator_at, kZip64LocatorBytes));
     std::copy(l.begin(), l.end(), loc);
   }
-  const uint32_t z_disk = le32(loc + 4), disks = le32(loc + 16);
-  const uint64_t z_at = le64(loc + 8);
+  const uint32_t z_disk = load_le32(loc + 4), disks = load_le32(loc + 16);
+  const uint64_t z_at = load_le64(loc + 8);
   if (z_disk != 0 || disks > 1) {
     return error(ErrorCode::unsupported, "multi-disk (split or spanned) ZIP64 archives are not supported",
                  locator_at);
@@ -335,19 +298,19 @@ Status Reader::read_zip64_end(uint64_t locator_at, uint64_t eocd_at, uint64_t n_
                  locator_at);
   }
   AMN_ASSIGN(auto z, files_.read(file_, z_at, kZip64EocdBytes));
-  if (le32(z.data()) != kZip64EocdSig) {
+  if (load_le32(z.data()) != kZip64EocdSig) {
     return error(ErrorCode::parse, "bad ZIP64 end record signature at offset " + num(z_at), z_at);
   }
-  const uint64_t record = le64(z.data() + 4);
+  const uint64_t record = load_le64(z.data() + 4);
   if (record != locator_at - z_at - 12) {
     return error(ErrorCode::parse,
                  "the ZIP64 end record at offset " + num(z_at) + " declares " + num(record) +
                      " bytes, but its locator is " + num(locator_at - z_at - 12) + " bytes after its size field",
                  z_at);
   }
-  const uint32_t disk = le32(z.data() + 16), cd_disk = le32(z.data() + 20);
-  const uint64_t n_disk = le64(z.data() + 24), n_total = le64(z.data() + 32);
-  const uint64_t cd_size = le64(z.data() + 40), cd_offset = le64(z.data() + 48);
+  const uint32_t disk = load_le32(z.data() + 16), cd_disk = load_le32(z.data() + 20);
+  const uint64_t n_disk = load_le64(z.data() + 24), n_total = load_le64(z.data() + 32);
+  const uint64_t cd_size = load_le64(z.data() + 40), cd_offset = load_le64(z.data() + 48);
   if (disk != 0 || cd_disk != 0 || n_disk != n_total) {
     return error(ErrorCode::unsupported, "multi-disk (split or spanned) ZIP64 archives are not supported", z_at);
   }
@@ -402,20 +365,20 @@ Status Reader::read_central_entry(std::span<const uint8_t> cd, uint64_t& pos, ui
   };
   if (cd.size() - pos < kCentralBytes) return past();
   const uint8_t* h = cd.data() + pos;
-  if (le32(h) != kCentralSig) {
+  if (load_le32(h) != kCentralSig) {
     return error(ErrorCode::parse,
                  "bad central directory signature at offset " + num(at) + " (entry " + num(index) + ")", at);
   }
-  c.flags = le16(h + 8);
-  const uint16_t method = le16(h + 10);
-  e.crc32 = le32(h + 16);
-  e.compressed_size = le32(h + 20);
-  e.uncompressed_size = le32(h + 24);
-  const uint16_t name_len = le16(h + 28);
-  c.extra_len = le16(h + 30);
-  const uint16_t comment_len = le16(h + 32);
-  uint64_t disk = le16(h + 34);
-  e.local_header_offset = le32(h + 42);
+  c.flags = load_le16(h + 8);
+  const uint16_t method = load_le16(h + 10);
+  e.crc32 = load_le32(h + 16);
+  e.compressed_size = load_le32(h + 20);
+  e.uncompressed_size = load_le32(h + 24);
+  const uint16_t name_len = load_le16(h + 28);
+  c.extra_len = load_le16(h + 30);
+  const uint16_t comment_len = load_le16(h + 32);
+  uint64_t disk = load_le16(h + 34);
+  e.local_header_offset = load_le32(h + 42);
   c.record_offset = at;
   if (cd.size() - pos - kCentralBytes < uint64_t{name_len} + c.extra_len + comment_len) return past();
   e.name.assign(reinterpret_cast<const char*>(h + kCentralBytes), name_len);
@@ -503,10 +466,10 @@ Status Reader::read_central_directory(Archive& archive, std::vector<Central>& ce
 Status Reader::check_local(std::span<const uint8_t> h, Entry& e, const Central& c) {
   const uint64_t at = e.local_header_offset;
   const std::string who = quote(e.name);  // the signature and the length were checked by the caller
-  const uint16_t flags = le16(h.data() + 6), method = le16(h.data() + 8);
-  uint64_t crc = le32(h.data() + 14);
-  uint64_t csize = le32(h.data() + 18), usize = le32(h.data() + 22);
-  const uint16_t name_len = le16(h.data() + 26), extra_len = le16(h.data() + 28);
+  const uint16_t flags = load_le16(h.data() + 6), method = load_le16(h.data() + 8);
+  uint64_t crc = load_le32(h.data() + 14);
+  uint64_t csize = load_le32(h.data() + 18), usize = load_le32(h.data() + 22);
+  const uint16_t name_len = load_le16(h.data() + 26), extra_len = load_le16(h.data() + 28);
   const std::string_view name(reinterpret_cast<const char*>(h.data() + kLocalBytes), name_len);
   if (name != e.name) {
     return error(ErrorCode::parse,
@@ -580,14 +543,14 @@ Status Reader::read_local_headers(Archive& archive, const std::vector<Central>& 
     };
     AMN_ASSIGN(auto window, try_copy(lho, std::min(room, guess), buffer));
     if (!window) continue;
-    if (le32(window->data()) != kLocalSig) {
+    if (load_le32(window->data()) != kLocalSig) {
       Status s = fail(error(ErrorCode::parse,
                             "bad local header signature at offset " + num(lho) + " (entry " + quote(e.name) + ")",
                             lho));
       if (!s) return s;
       break;
     }
-    const uint64_t header = kLocalBytes + uint64_t{le16(window->data() + 26)} + le16(window->data() + 28);
+    const uint64_t header = kLocalBytes + uint64_t{load_le16(window->data() + 26)} + load_le16(window->data() + 28);
     if (header > room) {
       Status s = fail(error(ErrorCode::parse,
                             "local header of " + quote(e.name) + " (" + num(header) + " bytes at offset " +

@@ -1,8 +1,8 @@
 // ggml's quantized block layouts and the constants their dequantizers read: format
 // facts, mirrored from ggml/src/ggml-common.h of ggml-org/ggml as carried by
 // ngxson/llama.cpp at commit 3f545beccee69d9975f466ec7e45fd9aacd8ba90 (2026-08-22).
-// Field names and order are ggml's, sizes are static_asserted to ggml's (and equal the
-// type table, src/formats/gguf/types.cpp). Formulas: docs/formats/ggml-blocks.md.
+// Field names and order are ggml's; sizes are static_asserted against the traits row of
+// each type (core/ggml_type.h, which holds ggml's sizes). Formulas: docs/formats/ggml-blocks.md.
 //
 // Blocks are read from unaligned little-endian bytes by copying one block into one of
 // these structs (memcpy), so the structs may have ggml's natural alignment.
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/ggml_type.h"
 #include "kernels/cast.h"
 
 namespace amn::ggml {
@@ -41,21 +42,21 @@ struct block_q4_0 {
   ggml_half d;      // scale
   uint8_t qs[16];   // 4-bit quants: element j in the low nibble of qs[j], j+16 in the high
 };
-static_assert(sizeof(block_q4_0) == 18);
+static_assert(sizeof(block_q4_0) == ggml_traits(GgmlType::Q4_0)->block_bytes);
 
 struct block_q4_1 {
   ggml_half d;      // scale
   ggml_half m;      // min (added)
   uint8_t qs[16];   // 4-bit quants, nibbles as Q4_0
 };
-static_assert(sizeof(block_q4_1) == 20);
+static_assert(sizeof(block_q4_1) == ggml_traits(GgmlType::Q4_1)->block_bytes);
 
 struct block_q5_0 {
   ggml_half d;      // scale
   uint8_t qh[4];    // 5th bit of each quant: bit j of the little-endian uint32 for element j
   uint8_t qs[16];   // low 4 bits, nibbles as Q4_0
 };
-static_assert(sizeof(block_q5_0) == 22);
+static_assert(sizeof(block_q5_0) == ggml_traits(GgmlType::Q5_0)->block_bytes);
 
 struct block_q5_1 {
   ggml_half d;      // scale
@@ -63,20 +64,20 @@ struct block_q5_1 {
   uint8_t qh[4];    // 5th bits, as Q5_0
   uint8_t qs[16];   // low 4 bits, as Q5_0
 };
-static_assert(sizeof(block_q5_1) == 24);
+static_assert(sizeof(block_q5_1) == ggml_traits(GgmlType::Q5_1)->block_bytes);
 
 struct block_q8_0 {
   ggml_half d;      // scale
   int8_t qs[32];    // quants
 };
-static_assert(sizeof(block_q8_0) == 34);
+static_assert(sizeof(block_q8_0) == ggml_traits(GgmlType::Q8_0)->block_bytes);
 
 struct block_q8_1 {
   ggml_half d;      // scale
   ggml_half s;      // d * sum(qs): for dot products, not read when dequantizing
   int8_t qs[32];    // quants
 };
-static_assert(sizeof(block_q8_1) == 36);
+static_assert(sizeof(block_q8_1) == ggml_traits(GgmlType::Q8_1)->block_bytes);
 
 // ---- K-quants: super-blocks of 256 ----
 
@@ -86,7 +87,7 @@ struct block_q2_K {
   ggml_half d;         // super-block scale of the scales
   ggml_half dmin;      // super-block scale of the mins
 };
-static_assert(sizeof(block_q2_K) == 84);
+static_assert(sizeof(block_q2_K) == ggml_traits(GgmlType::Q2_K)->block_bytes);
 
 struct block_q3_K {
   uint8_t hmask[32];   // high (3rd) bit of each quant; set means "no -4"
@@ -94,7 +95,7 @@ struct block_q3_K {
   uint8_t scales[12];  // sixteen 6-bit scales, biased by 32, packed
   ggml_half d;         // super-block scale
 };
-static_assert(sizeof(block_q3_K) == 110);
+static_assert(sizeof(block_q3_K) == ggml_traits(GgmlType::Q3_K)->block_bytes);
 
 inline constexpr int K_SCALE_SIZE = 12;
 
@@ -104,7 +105,7 @@ struct block_q4_K {
   uint8_t scales[K_SCALE_SIZE];  // eight 6-bit scales and eight 6-bit mins, packed
   uint8_t qs[128];               // 4-bit quants
 };
-static_assert(sizeof(block_q4_K) == 144);
+static_assert(sizeof(block_q4_K) == ggml_traits(GgmlType::Q4_K)->block_bytes);
 
 struct block_q5_K {
   ggml_half d;                   // super-block scale of the scales
@@ -113,7 +114,7 @@ struct block_q5_K {
   uint8_t qh[32];                // 5th bit of each quant
   uint8_t qs[128];               // low 4 bits
 };
-static_assert(sizeof(block_q5_K) == 176);
+static_assert(sizeof(block_q5_K) == ggml_traits(GgmlType::Q5_K)->block_bytes);
 
 struct block_q6_K {
   uint8_t ql[128];    // low 4 bits of the quants
@@ -121,14 +122,14 @@ struct block_q6_K {
   int8_t scales[16];  // per 16 elements, 8-bit signed
   ggml_half d;        // super-block scale
 };
-static_assert(sizeof(block_q6_K) == 210);
+static_assert(sizeof(block_q6_K) == ggml_traits(GgmlType::Q6_K)->block_bytes);
 
 struct block_q8_K {
   float d;            // scale (F32, not F16)
   int8_t qs[256];     // quants
   int16_t bsums[16];  // sums of groups of 16 quants: for dot products, not read here
 };
-static_assert(sizeof(block_q8_K) == 292);
+static_assert(sizeof(block_q8_K) == ggml_traits(GgmlType::Q8_K)->block_bytes);
 
 // ---- IQ ("importance") quants: grids of magnitudes + sign bits ----
 
@@ -137,14 +138,14 @@ struct block_iq2_xxs {
   uint16_t qs[32];    // per 32 elements two uint32: 4 grid indices (8 bits each), then
                       // 4 x 7 sign bits and a 4-bit scale (bits 28..31)
 };
-static_assert(sizeof(block_iq2_xxs) == 66);
+static_assert(sizeof(block_iq2_xxs) == ggml_traits(GgmlType::IQ2_XXS)->block_bytes);
 
 struct block_iq2_xs {
   ggml_half d;        // super-block scale
   uint16_t qs[32];    // per 8 elements: 9-bit grid index | 7 sign bits << 9
   uint8_t scales[8];  // per 32 elements two 4-bit scales (16 elements each)
 };
-static_assert(sizeof(block_iq2_xs) == 74);
+static_assert(sizeof(block_iq2_xs) == ggml_traits(GgmlType::IQ2_XS)->block_bytes);
 
 struct block_iq2_s {
   ggml_half d;        // super-block scale
@@ -152,14 +153,14 @@ struct block_iq2_s {
   uint8_t qh[8];      // per 32 elements: 2 high bits of each of the 4 indices
   uint8_t scales[8];  // per 32 elements two 4-bit scales
 };
-static_assert(sizeof(block_iq2_s) == 82);
+static_assert(sizeof(block_iq2_s) == ggml_traits(GgmlType::IQ2_S)->block_bytes);
 
 struct block_iq3_xxs {
   ggml_half d;        // super-block scale
   uint8_t qs[96];     // 64 grid indices (8 bits, 4 elements each), then per 32 elements
                       // a uint32: 4 x 7 sign bits and a 4-bit scale (bits 28..31)
 };
-static_assert(sizeof(block_iq3_xxs) == 98);
+static_assert(sizeof(block_iq3_xxs) == ggml_traits(GgmlType::IQ3_XXS)->block_bytes);
 
 inline constexpr int IQ3S_N_SCALE = QK_K / 64;
 
@@ -170,7 +171,7 @@ struct block_iq3_s {
   uint8_t signs[32];             // one sign bit per element
   uint8_t scales[IQ3S_N_SCALE];  // per 64 elements two 4-bit scales
 };
-static_assert(sizeof(block_iq3_s) == 110);
+static_assert(sizeof(block_iq3_s) == ggml_traits(GgmlType::IQ3_S)->block_bytes);
 
 struct block_iq1_s {
   ggml_half d;        // super-block scale
@@ -178,7 +179,7 @@ struct block_iq1_s {
   uint16_t qh[8];     // per 32 elements: 4 x 3 high index bits, 3-bit scale (bits 12..14),
                       // delta sign (bit 15)
 };
-static_assert(sizeof(block_iq1_s) == 50);
+static_assert(sizeof(block_iq1_s) == ggml_traits(GgmlType::IQ1_S)->block_bytes);
 
 struct block_iq1_m {
   uint8_t qs[32];     // low 8 bits of the 11-bit grid indices
@@ -186,13 +187,13 @@ struct block_iq1_m {
   uint8_t scales[8];  // 3-bit scales (per 16 elements); the F16 super-block scale is
                       // spread over the top 4 bits of the four uint16 words
 };
-static_assert(sizeof(block_iq1_m) == 56);
+static_assert(sizeof(block_iq1_m) == ggml_traits(GgmlType::IQ1_M)->block_bytes);
 
 struct block_iq4_nl {
   ggml_half d;        // scale
   uint8_t qs[16];     // 4-bit indices into kvalues_iq4nl, nibbles as Q4_0
 };
-static_assert(sizeof(block_iq4_nl) == 18);
+static_assert(sizeof(block_iq4_nl) == ggml_traits(GgmlType::IQ4_NL)->block_bytes);
 
 struct block_iq4_xs {
   ggml_half d;          // super-block scale
@@ -200,7 +201,7 @@ struct block_iq4_xs {
   uint8_t scales_l[4];  // low 4 bits of the eight scales
   uint8_t qs[128];      // 4-bit indices into kvalues_iq4nl
 };
-static_assert(sizeof(block_iq4_xs) == 136);
+static_assert(sizeof(block_iq4_xs) == ggml_traits(GgmlType::IQ4_XS)->block_bytes);
 
 // ---- ternary ----
 
@@ -209,13 +210,13 @@ struct block_tq1_0 {
   uint8_t qh[4];      // 4 trits per byte, same encoding
   ggml_half d;        // scale
 };
-static_assert(sizeof(block_tq1_0) == 54);
+static_assert(sizeof(block_tq1_0) == ggml_traits(GgmlType::TQ1_0)->block_bytes);
 
 struct block_tq2_0 {
   uint8_t qs[64];     // 2 bits per element (0, 1, 2 -> -1, 0, +1)
   ggml_half d;        // scale
 };
-static_assert(sizeof(block_tq2_0) == 66);
+static_assert(sizeof(block_tq2_0) == ggml_traits(GgmlType::TQ2_0)->block_bytes);
 
 // ---- FP4 microscaling, 1- and 2-bit ----
 
@@ -223,25 +224,25 @@ struct block_mxfp4 {
   uint8_t e;          // E8M0 shared exponent
   uint8_t qs[16];     // E2M1 values, nibbles as Q4_0
 };
-static_assert(sizeof(block_mxfp4) == 17);
+static_assert(sizeof(block_mxfp4) == ggml_traits(GgmlType::MXFP4)->block_bytes);
 
 struct block_nvfp4 {
   uint8_t d[4];       // UE4M3 scale per 16 elements
   uint8_t qs[32];     // E2M1 values; per 16 elements 8 bytes, nibbles as Q4_0
 };
-static_assert(sizeof(block_nvfp4) == 36);
+static_assert(sizeof(block_nvfp4) == ggml_traits(GgmlType::NVFP4)->block_bytes);
 
 struct block_q1_0 {
   ggml_half d;        // scale: a set bit is +d, a clear bit -d
   uint8_t qs[16];     // one bit per element, element j at bit j%8 of byte j/8
 };
-static_assert(sizeof(block_q1_0) == 18);
+static_assert(sizeof(block_q1_0) == ggml_traits(GgmlType::Q1_0)->block_bytes);
 
 struct block_q2_0 {
   ggml_half d;        // scale
   uint8_t qs[16];     // 2 bits per element, element j at bits 2*(j%4) of byte j/4: q-1
 };
-static_assert(sizeof(block_q2_0) == 18);
+static_assert(sizeof(block_q2_0) == ggml_traits(GgmlType::Q2_0)->block_bytes);
 
 // ---- constants (ggml-common.h, same commit) ----
 

@@ -29,6 +29,7 @@
 #include "kernels/byte_lookup-inl.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/blocks.h"
+#include "kernels/ggml/dequantize.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -461,6 +462,22 @@ HWY_NOINLINE void DequantQ8_K(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
     for (size_t j = 0; j < QK_K; j += kN) Store(hn::Mul(d, Int8ToFloat(in + 4 + j)), out + j);
   }
 }
+
+// This file's kernels, for DequantizeSimd (dequant_simd.cpp): the one place they are named.
+inline constexpr Kernel kLegacyAndKSimd[] = {
+    {GgmlType::Q4_0, DequantQ4_0},
+    {GgmlType::Q4_1, DequantQ4_1},
+    {GgmlType::Q5_0, DequantQ5_0},
+    {GgmlType::Q5_1, DequantQ5_1},
+    {GgmlType::Q8_0, DequantQ8<sizeof(block_q8_0), 2>},
+    {GgmlType::Q8_1, DequantQ8<sizeof(block_q8_1), 4>},
+    {GgmlType::Q2_K, DequantQ2_K},
+    {GgmlType::Q3_K, DequantQ3_K},
+    {GgmlType::Q4_K, DequantQ4_K},
+    {GgmlType::Q5_K, DequantQ5_K},
+    {GgmlType::Q6_K, DequantQ6_K},
+    {GgmlType::Q8_K, DequantQ8_K},
+};
 
 #endif  // HWY_TARGET != HWY_SCALAR
 

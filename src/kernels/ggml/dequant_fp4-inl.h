@@ -20,6 +20,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/ggml/blocks.h"
+#include "kernels/ggml/dequantize.h"
 #include "kernels/ggml/dequant-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -139,6 +140,14 @@ HWY_NOINLINE void DequantNVFP4(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
     }
   }
 }
+
+// This file's kernels, for DequantizeSimd (dequant_simd.cpp): the one place they are named.
+inline constexpr Kernel kCodebookSimd[] = {
+    {GgmlType::IQ4_NL, DequantIQ4_NL},
+    {GgmlType::IQ4_XS, DequantIQ4_XS},
+    {GgmlType::MXFP4, DequantMXFP4},
+    {GgmlType::NVFP4, DequantNVFP4},
+};
 
 #endif  // HWY_TARGET != HWY_SCALAR
 

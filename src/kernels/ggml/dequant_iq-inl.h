@@ -28,6 +28,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/ggml/blocks.h"
+#include "kernels/ggml/dequantize.h"
 #include "kernels/ggml/dequant-inl.h"
 #include "kernels/ggml/dequant_tq-inl.h"
 
@@ -261,6 +262,17 @@ HWY_NOINLINE void DequantIQ1_M(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
     }
   }
 }
+
+// This file's kernels, for DequantizeSimd (dequant_simd.cpp): the one place they are named.
+inline constexpr Kernel kGridSimd[] = {
+    {GgmlType::IQ2_XXS, DequantIQ2_XXS},
+    {GgmlType::IQ2_XS, DequantIQ2_XS},
+    {GgmlType::IQ2_S, DequantIQ2_S},
+    {GgmlType::IQ3_XXS, DequantIQ3_XXS},
+    {GgmlType::IQ3_S, DequantIQ3_S},
+    {GgmlType::IQ1_S, DequantIQ1_S},
+    {GgmlType::IQ1_M, DequantIQ1_M},
+};
 
 #endif  // HWY_TARGET != HWY_SCALAR
 

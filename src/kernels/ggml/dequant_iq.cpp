@@ -221,4 +221,20 @@ void dequantize_iq4_xs(const uint8_t* in, float* out, size_t blocks) {
   }
 }
 
+// This file's kernels, for the dispatch table (dequantize.cpp): the one place they are named.
+std::span<const Kernel> iq_kernels() {
+  static constexpr Kernel kKernels[] = {
+      {GgmlType::IQ2_XXS, dequantize_iq2_xxs},
+      {GgmlType::IQ2_XS, dequantize_iq2_xs},
+      {GgmlType::IQ2_S, dequantize_iq2_s},
+      {GgmlType::IQ3_XXS, dequantize_iq3_xxs},
+      {GgmlType::IQ3_S, dequantize_iq3_s},
+      {GgmlType::IQ1_S, dequantize_iq1_s},
+      {GgmlType::IQ1_M, dequantize_iq1_m},
+      {GgmlType::IQ4_NL, dequantize_iq4_nl},
+      {GgmlType::IQ4_XS, dequantize_iq4_xs},
+  };
+  return kKernels;
+}
+
 }  // namespace amn::ggml

@@ -174,4 +174,17 @@ void dequantize_q8_k(const uint8_t* in, float* out, size_t blocks) {
   }
 }
 
+// This file's kernels, for the dispatch table (dequantize.cpp): the one place they are named.
+std::span<const Kernel> k_kernels() {
+  static constexpr Kernel kKernels[] = {
+      {GgmlType::Q2_K, dequantize_q2_k},
+      {GgmlType::Q3_K, dequantize_q3_k},
+      {GgmlType::Q4_K, dequantize_q4_k},
+      {GgmlType::Q5_K, dequantize_q5_k},
+      {GgmlType::Q6_K, dequantize_q6_k},
+      {GgmlType::Q8_K, dequantize_q8_k},
+  };
+  return kKernels;
+}
+
 }  // namespace amn::ggml

@@ -93,4 +93,17 @@ void dequantize_q8_1(const uint8_t* in, float* out, size_t blocks) {
   }
 }
 
+// This file's kernels, for the dispatch table (dequantize.cpp): the one place they are named.
+std::span<const Kernel> legacy_kernels() {
+  static constexpr Kernel kKernels[] = {
+      {GgmlType::Q4_0, dequantize_q4_0},
+      {GgmlType::Q4_1, dequantize_q4_1},
+      {GgmlType::Q5_0, dequantize_q5_0},
+      {GgmlType::Q5_1, dequantize_q5_1},
+      {GgmlType::Q8_0, dequantize_q8_0},
+      {GgmlType::Q8_1, dequantize_q8_1},
+  };
+  return kKernels;
+}
+
 }  // namespace amn::ggml

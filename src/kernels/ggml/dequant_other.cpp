@@ -136,4 +136,17 @@ void dequantize_q2_0(const uint8_t* in, float* out, size_t blocks) {
   }
 }
 
+// This file's kernels, for the dispatch table (dequantize.cpp): the one place they are named.
+std::span<const Kernel> other_kernels() {
+  static constexpr Kernel kKernels[] = {
+      {GgmlType::TQ1_0, dequantize_tq1_0},
+      {GgmlType::TQ2_0, dequantize_tq2_0},
+      {GgmlType::MXFP4, dequantize_mxfp4},
+      {GgmlType::NVFP4, dequantize_nvfp4},
+      {GgmlType::Q1_0, dequantize_q1_0},
+      {GgmlType::Q2_0, dequantize_q2_0},
+  };
+  return kKernels;
+}
+
 }  // namespace amn::ggml

@@ -1,5 +1,5 @@
 // The SIMD ggml dequantizers (dequant-inl.h, dequant_fp4-inl.h, dequant_tq-inl.h,
-// dequant_iq-inl.h) and their one switch, compiled here once per Highway target:
+// dequant_iq-inl.h) and their one table, compiled here once per Highway target:
 // foreach_target.h re-includes this file per target. On x86-64 several targets are built
 // and chosen at run time; on aarch64 and WASM the one static target is a direct call.
 // Implementation selection is cast.cpp's (amn::force_impl / AMN_FORCE_IMPL): Highway
@@ -19,46 +19,21 @@ namespace amn {
 namespace ggml {
 namespace HWY_NAMESPACE {
 
-// The per-target entry point: one case per type with a kernel in the four -inl.h files
-// above (legacy and K types; codebook types; TQ/Q1_0/Q2_0; IQ1/IQ2/IQ3 grids). False for
-// a type without one: the caller then runs the reference.
-HWY_NOINLINE bool DequantizeSimd(uint32_t type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
+// The per-target entry point: the kernels the four -inl.h files above list (legacy and K
+// types; codebook types; TQ/Q1_0/Q2_0; IQ1/IQ2/IQ3 grids), by type. False for a type
+// without one: the caller then runs the reference.
+HWY_NOINLINE bool DequantizeSimd(GgmlType type, const uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
                                  size_t blocks) {
 #if HWY_TARGET == HWY_SCALAR
   // Highway's one-lane fallback (x86 CPUs without SSSE3): the reference does it all.
   (void)type, (void)in, (void)out, (void)blocks;
   return false;
 #else
-  switch (type) {
-    case 2: DequantQ4_0(in, out, blocks); return true;
-    case 3: DequantQ4_1(in, out, blocks); return true;
-    case 6: DequantQ5_0(in, out, blocks); return true;
-    case 7: DequantQ5_1(in, out, blocks); return true;
-    case 8: DequantQ8<sizeof(block_q8_0), 2>(in, out, blocks); return true;
-    case 9: DequantQ8<sizeof(block_q8_1), 4>(in, out, blocks); return true;
-    case 10: DequantQ2_K(in, out, blocks); return true;
-    case 11: DequantQ3_K(in, out, blocks); return true;
-    case 12: DequantQ4_K(in, out, blocks); return true;
-    case 13: DequantQ5_K(in, out, blocks); return true;
-    case 14: DequantQ6_K(in, out, blocks); return true;
-    case 15: DequantQ8_K(in, out, blocks); return true;
-    case 16: DequantIQ2_XXS(in, out, blocks); return true;
-    case 17: DequantIQ2_XS(in, out, blocks); return true;
-    case 18: DequantIQ3_XXS(in, out, blocks); return true;
-    case 19: DequantIQ1_S(in, out, blocks); return true;
-    case 20: DequantIQ4_NL(in, out, blocks); return true;
-    case 21: DequantIQ3_S(in, out, blocks); return true;
-    case 22: DequantIQ2_S(in, out, blocks); return true;
-    case 23: DequantIQ4_XS(in, out, blocks); return true;
-    case 29: DequantIQ1_M(in, out, blocks); return true;
-    case 34: DequantTQ1_0(in, out, blocks); return true;
-    case 35: DequantTQ2_0(in, out, blocks); return true;
-    case 39: DequantMXFP4(in, out, blocks); return true;
-    case 40: DequantNVFP4(in, out, blocks); return true;
-    case 41: DequantQ1_0(in, out, blocks); return true;
-    case 42: DequantQ2_0(in, out, blocks); return true;
-    default: return false;
-  }
+  static constexpr auto kTable = kernel_table({kLegacyAndKSimd, kCodebookSimd, kTernarySimd, kGridSimd});
+  const uint32_t id = ggml_id(type);
+  if (id >= kTable.size() || kTable[id] == nullptr) return false;
+  kTable[id](in, out, blocks);
+  return true;
 #endif
 }
 
@@ -77,7 +52,7 @@ namespace ggml {
 HWY_EXPORT(DequantizeSimd);
 
 // Declared in dequantize.cpp, its only caller.
-bool dequantize_simd(uint32_t type, const uint8_t* in, float* out, size_t blocks) {
+bool dequantize_simd(GgmlType type, const uint8_t* in, float* out, size_t blocks) {
   return HWY_DYNAMIC_DISPATCH(DequantizeSimd)(type, in, out, blocks);
 }
 

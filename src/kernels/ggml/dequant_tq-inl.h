@@ -20,6 +20,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/ggml/blocks.h"
+#include "kernels/ggml/dequantize.h"
 #include "kernels/ggml/dequant-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -175,6 +176,14 @@ HWY_NOINLINE void DequantTQ1_0(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRI
     StoreMul(Trits(qh, qh_pow3), 1, d, out + 240);
   }
 }
+
+// This file's kernels, for DequantizeSimd (dequant_simd.cpp): the one place they are named.
+inline constexpr Kernel kTernarySimd[] = {
+    {GgmlType::TQ1_0, DequantTQ1_0},
+    {GgmlType::TQ2_0, DequantTQ2_0},
+    {GgmlType::Q1_0, DequantQ1_0},
+    {GgmlType::Q2_0, DequantQ2_0},
+};
 
 #endif  // HWY_TARGET != HWY_SCALAR
 

@@ -1,0 +1,25 @@
+#include "core/text.h"
+
+#include <simdjson.h>
+
+namespace amn {
+
+std::string printable(std::string_view s, size_t max_chars) {
+  std::string out;
+  for (unsigned char c : s.substr(0, max_chars)) out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
+  if (s.size() > max_chars) out += "...";
+  return out;
+}
+
+std::string quote(std::string_view name) { return "'" + printable(name, 200) + "'"; }
+
+std::string dims_text(const std::vector<uint64_t>& dims) {
+  std::string o = "[";
+  for (size_t i = 0; i < dims.size(); ++i) o += (i ? ", " : "") + std::to_string(dims[i]);
+  return o + "]";
+}
+
+// simdjson's validator: the same rule as a hand-written decoder, vectorised natively.
+bool valid_utf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
+
+}  // namespace amn
