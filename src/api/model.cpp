@@ -5,7 +5,6 @@
 #include "api/impl.h"
 #include "convert/execute.h"
 #include "convert/plan.h"
-#include "core/json.h"
 #include "core/limits.h"
 #include "kernels/cast.h"
 #include "report/report.h"
@@ -23,14 +22,12 @@ static_assert(Limits{}.max_decompression_ratio == amn::ParseLimits{}.max_decompr
 // Through the session's limits_from_json, so a bad limit is refused with the words every
 // surface uses ("limit maxItemCount must be a positive number").
 amn::Result<amn::ParseLimits> core_limits(const Limits& limits) {
-  amn::JsonWriter w;
-  w.begin_object()
-      .key("maxSingleAlloc").value(limits.max_single_alloc)
-      .key("maxTotalBytes").value(limits.max_total_bytes)
-      .key("maxItemCount").value(limits.max_item_count)
-      .key("maxDecompressionRatio").value(limits.max_decompression_ratio)
-      .end_object();
-  return amn::limits_from_json(w.str(), amn::Surface::api);
+  amn::ParseLimits given;
+  given.max_single_alloc = limits.max_single_alloc;
+  given.max_total_bytes = limits.max_total_bytes;
+  given.max_item_count = limits.max_item_count;
+  given.max_decompression_ratio = limits.max_decompression_ratio;
+  return amn::limits_from_json(amn::limits_json(given), amn::Surface::api);
 }
 
 // A one-tensor plan's bytes, collected in memory (the plan has no header).
