@@ -52,13 +52,14 @@ expect "inspect a missing file" 1 "error [io]: cannot open no-such.safetensors: 
 expect "remember a BF16 tensor as F32" 0 \
   "model.layers.0.fc2.weight F32, 4096 values: 0.00497437 0.0446777 -0.00263977 -0.0859375" \
   "$remember" "$mlp" model.layers.0.fc2.weight
-# Every value of a GPTQ weight, dequantized by the library, against the producer's own
-# dequantized tensor (expected.safetensors, F16: %.6g tells every F16 value apart),
-# compared as a digest of the printed values (131,072 of them).
-digest() { bash -c 'set -o pipefail; "$@" | sha256sum | cut -c1-64' _ "$@"; }
+# Every value of a GPTQ weight, dequantized by the library to F32, against the expected
+# F32 values (expected.safetensors' <name>@f32: the exact product, rounded once, as
+# GPTQModel's convert_gptq_file computes it; %.6g prints every value the same way on both
+# sides), compared as a digest of the printed values (131,072 of them, names cut off).
+digest() { bash -c 'set -o pipefail; "$@" | cut -d: -f2- | sha256sum | cut -c1-64' _ "$@"; }
 expect "the producer's GPTQ values print" 0 "$q_proj F32, 131072 values: -0.0266724 -0.0177765" \
   "$remember" "$gptq/expected.safetensors" "$q_proj" 2
-want=$(digest "$remember" "$gptq/expected.safetensors" "$q_proj" 1000000)
+want=$(digest "$remember" "$gptq/expected.safetensors" "$q_proj@f32" 1000000)
 expect "remember a GPTQ weight as its producer does" 0 "$want" \
   digest "$remember" "$gptq/model.safetensors" "$q_proj" 1000000
 expect "remember a missing tensor" 1 "error [not_found]: no tensor named 'nope'" "$remember" "$mlp" nope
