@@ -265,7 +265,7 @@ std::string progress_line(std::string_view label, uint64_t done, uint64_t total)
   const int filled = permille * kWidth / 1000;
   std::string bar(filled, '#');
   bar.append(kWidth - filled, ' ');
-  char pct[8];
+  char pct[16];
   std::snprintf(pct, sizeof pct, "%3d", permille / 10);
   return "\r" + std::string(label) + " [" + bar + "] " + pct + "%  " + human_bytes(done) + " / " + human_bytes(total) +
          "\x1b[K";
