@@ -48,6 +48,13 @@ class Session : public amn::Session {
   }
   val parse() { return status(amn::Session::parse()); }
   val plan_convert(const std::string& json) { return status(amn::Session::plan_convert(std::string_view(json))); }
+  val plan_forget(const std::string& json) { return status(amn::Session::plan_forget(std::string_view(json))); }
+  int prepare_count() const { return static_cast<int>(amn::Session::prepare_count()); }
+  val run_prepare(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such prepare") : amn::Session::run_prepare(static_cast<size_t>(i))); }
+  val finish_prepared() { return status(amn::Session::finish_prepared()); }
+  std::string forget_report() const { return amn::Session::forget_report_json(); }
+  std::string forget_text() const { return amn::Session::forget_report_text(); }
+  std::string forget_config() const { return amn::Session::forget_config_json(); }
   val plan_tensor(const std::string& name, const std::string& to) { return status(amn::Session::plan_tensor(name, to)); }
   val select_shard(int k) { return status(k < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such shard") : amn::Session::select_shard(static_cast<size_t>(k))); }
   val output_header() const { return byte_view(amn::Session::output_header()); }
@@ -121,6 +128,13 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("renderText", &Session::render_text)
       .function("planConvert", &Session::plan_convert)
       .function("planTensor", &Session::plan_tensor)
+      .function("planForget", &Session::plan_forget)
+      .function("prepareCount", &Session::prepare_count)
+      .function("runPrepare", &Session::run_prepare)
+      .function("finishPrepared", &Session::finish_prepared)
+      .function("forgetReport", &Session::forget_report)
+      .function("forgetText", &Session::forget_text)
+      .function("forgetConfig", &Session::forget_config)
       .function("shardsInfo", &Session::shards_info)
       .function("selectShard", &Session::select_shard)
       .function("planInfo", &Session::plan_info)

@@ -96,6 +96,28 @@ async function runConvert(M, cmd) {
         if (plan.folder && await inside(input, target)) check(M, M.outputRefusal('holds', target, basename(input)));
       }
     }
+    if (cmd.verb === 'forget') {
+      let result;
+      try {
+        result = await model.forget({
+          scheme: req.scheme, blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant, skip: req.skip,
+          only: req.only, strict: req.strict, sink: target, overwrite: req.force, sync: req.sync,
+          onProgress: (p) => bar.update(p), signal: controller.signal,
+        });
+      } catch (err) {
+        if (err instanceof AmnError && err.code === 'exists') check(M, M.outputRefusal('exists', target, ''));
+        throw err;
+      }
+      bar.clear();
+      for (const w of result.lethe.warnings) process.stderr.write(`amn: warning: ${w}\n`);
+      if (cmd.json) {
+        process.stdout.write(result.letheJson + '\n');
+      } else if (!req.quiet) {
+        process.stdout.write(M.wroteLine(target, plan.folder, 1, result.tensors, result.bytes));
+        process.stdout.write(result.letheText);
+      }
+      return;
+    }
     let ggufMetadata = req.ggufMetadata ?? undefined;
     if (req.ggufMetadataFile) {
       try { ggufMetadata = await readFile(req.ggufMetadataFile, 'utf8'); } catch { throw new AmnError('io', `cannot open ${req.ggufMetadataFile}`); }

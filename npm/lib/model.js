@@ -128,6 +128,82 @@ export class Model {
     });
   }
 
+  /** Quantizes the model as the scheme's producer would (`scheme`: 'nf4', 'fp4', 'int8';
+   *  `blocksize`, `doubleQuant`, `skip` / `only` name globs, `strict`) and streams it to
+   *  `sink`: one safetensors file, or with `openShard(name)` (or in Node a folder path)
+   *  a folder holding model.safetensors and config.json with the producer's
+   *  quantization_config. Resolves to the sink's result with `tensors`, `lethe` (what
+   *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
+   *  `letheText` (the CLI's table). */
+  async forget({ scheme, blocksize, doubleQuant = false, skip, only, strict = false, sink, overwrite = false,
+    sync = true, openShard, onProgress, signal } = {}) {
+    if (openShard !== undefined && typeof openShard !== 'function') {
+      throw new AmnError('invalid_argument', 'forget(): openShard must be a function (name) => sink');
+    }
+    if (openShard && sink !== undefined && sink !== null) {
+      throw new AmnError('invalid_argument', 'forget(): pass either sink or openShard, not both');
+    }
+    const path = nodePath(sink);
+    const request = {
+      verb: 'forget', scheme: scheme ?? null, blocksize: blocksize ?? null, doubleQuant, skip: skip ?? null,
+      only: only ?? null, strict, output: path === null ? null : String(path),
+    };
+    const layout = this.#outputPlan(request, openShard ? 'per_file' : path !== null ? 'path' : 'single');
+    return this.#exclusive(async () => {
+      throwIfAborted(signal);
+      const s = this.#session;
+      check(s.planForget(JSON.stringify(request)));
+      // Encoders whose sizes wait for the values (a double-quantized absmax's mean) see
+      // their tensor first; then the header is final.
+      try {
+        for (let i = 0; i < s.prepareCount(); i++) {
+          await drive(this.#M, s, this.#files, () => s.runPrepare(i), { signal, what: `prepare ${i}` });
+          s.releaseData();
+        }
+      } finally {
+        s.releaseData();
+      }
+      check(s.finishPrepared());
+      const plan = JSON.parse(s.planInfo());
+      const progress = this.#progress(plan.output_bytes, onProgress);
+      let result;
+      if (layout.folder) {
+        const folder = await this.#openFolder({ sink, overwrite, sync, openShard, signal });
+        try {
+          const files = [];
+          const out = await folder.open('model.safetensors');
+          files.push({ name: 'model.safetensors', bytes: plan.output_bytes, output: await this.#writePlan(out, plan, progress, signal) });
+          const config = s.forgetConfig();
+          if (config) {
+            const bytes = new TextEncoder().encode(config);
+            const c = await folder.open('config.json');
+            try {
+              await c.write(bytes);
+              files.push({ name: 'config.json', bytes: bytes.byteLength, output: await c.close() });
+            } catch (err) {
+              await c.abort(err).catch(() => {});
+              throw err;
+            }
+          }
+          throwIfAborted(signal);
+          const where = await folder.commit();
+          result = { bytes: plan.output_bytes, shards: 1, files };
+          if (where !== undefined) result.path = where;
+        } catch (err) {
+          await folder.abort(err).catch(() => {});
+          throw err;
+        }
+      } else {
+        const out = await this.#hooks.openSink(sink, { overwrite, sync: sync !== false, signal });
+        const output = await this.#writePlan(out, plan, progress, signal);
+        const described = output !== null && typeof output === 'object' && Object.getPrototypeOf(output) === Object.prototype;
+        result = described ? { ...output } : { output };
+      }
+      const letheJson = s.forgetReport();
+      return { ...result, tensors: plan.tensors.length, lethe: JSON.parse(letheJson), letheJson, letheText: s.forgetText() };
+    });
+  }
+
   /** The default output name, as both CLIs name it: outputName({ to: 'gguf', dtype: 'f16' })
    *  is "<stem>-f16.gguf" for the model's entry file (a folder name for a sharded output). */
   outputName({ to = 'safetensors', dtype, sharded = false } = {}) {
@@ -157,9 +233,7 @@ export class Model {
     check(this.#session.planConvert(JSON.stringify(request)));
     const info = JSON.parse(this.#session.shardsInfo());
     const files = info ? info.files : [{ name: 'model.safetensors', output_bytes: JSON.parse(this.#session.planInfo()).output_bytes }];
-    const folder = openShard
-      ? { open: async (name) => this.#hooks.openSink(await openShard(name), { overwrite, sync: sync !== false, signal }), commit: async () => {}, abort: async () => {} }
-      : await openFolderSink(sink, { overwrite, sync: sync !== false });
+    const folder = await this.#openFolder({ sink, overwrite, sync, openShard, signal });
     const total = files.reduce((n, f) => n + f.output_bytes, 0);
     const progress = this.#progress(total, onProgress);
     const written = [];
@@ -193,6 +267,14 @@ export class Model {
       await folder.abort(err).catch(() => {});
       throw err;
     }
+  }
+
+  // A folder output: a sink per file from openShard, or a Node folder renamed into place
+  // when every file is in it.
+  async #openFolder({ sink, overwrite, sync, openShard, signal }) {
+    if (!openShard) return openFolderSink(sink, { overwrite, sync: sync !== false });
+    const open = async (name) => this.#hooks.openSink(await openShard(name), { overwrite, sync: sync !== false, signal });
+    return { open, commit: async () => {}, abort: async () => {} };
   }
 
   #progress(total, onProgress) {

@@ -6,6 +6,7 @@
 #include "cli/output_file.h"
 #include "cli/output_folder.h"
 #include "convert/shard.h"
+#include "session/forget.h"
 #include "session/output.h"
 
 namespace amn::cli {
@@ -81,6 +82,31 @@ Result<Written> write_conversion(LocalModel& local, const ConvertRequest& reques
   AMN_TRY(execute_plan(plan, *local.files, *sink, hooks));
   AMN_TRY(sink->commit());
   return Written{target.path, false, 1, plan.tensors.size(), plan.output_bytes(), {}};
+}
+
+Result<Written> write_forget(LocalModel& local, const ConvertRequest& request, ForgetPlan& forget,
+                             const OutputTarget& target, const ExecuteHooks& hooks) {
+  Plan& plan = forget.plan;
+  AMN_TRY(prepare_plan(plan, *local.files));
+  Written out{target.path, target.folder, 1, plan.tensors.size(), plan.output_bytes(), {}};
+  if (!target.folder) {
+    AMN_ASSIGN(auto sink, OutputFile::create(target.path, request.force, request.sync));
+    AMN_TRY(execute_plan(plan, *local.files, *sink, hooks));
+    AMN_TRY(sink->commit());
+    return out;
+  }
+  AMN_ASSIGN(auto folder, OutputFolder::create(target.path, request.force, request.sync));
+  AMN_ASSIGN(auto file, folder->open(kForgetModelName));
+  AMN_TRY(execute_plan(plan, *local.files, *file, hooks));
+  AMN_TRY(file->commit());
+  out.files.emplace_back(kForgetModelName);
+  if (const std::string config = forget_config_json(local.model, *forget.forgetter); !config.empty()) {
+    AMN_TRY(write_file(*folder, "config.json", config));
+    out.files.emplace_back("config.json");
+  }
+  if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "interrupted");
+  AMN_TRY(folder->commit());
+  return out;
 }
 
 }  // namespace amn::cli

@@ -10,6 +10,7 @@
 #include "cli/local_files.h"
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "convert/plan_forget.h"
 #include "core/error.h"
 #include "session/request.h"
 
@@ -42,5 +43,12 @@ struct Written {
 // (the target exists and request.force is false), io, cancelled.
 Result<Written> write_conversion(LocalModel& local, const ConvertRequest& request, const ConvertOptions& options,
                                  const OutputTarget& target, const ExecuteHooks& hooks);
+
+// Forget: prepares the plan (encoders whose sizes wait for the values), then writes it
+// to `target` atomically: a folder holds model.safetensors and, when the input has one,
+// config.json with the producer's quantization_config (session/forget.h); a file target
+// is the model alone. Same errors as write_conversion.
+Result<Written> write_forget(LocalModel& local, const ConvertRequest& request, ForgetPlan& plan,
+                             const OutputTarget& target, const ExecuteHooks& hooks);
 
 }  // namespace amn::cli

@@ -12,8 +12,10 @@
 #include "convert/execute.h"
 #include "core/limits.h"
 #include "kernels/cast.h"
+#include "report/lethe.h"
 #include "report/report.h"
 #include "session/command_line.h"
+#include "session/forget.h"
 #include "session/output.h"
 
 namespace {
@@ -81,6 +83,33 @@ int run_convert(const amn::CommandLine& cmd) {
   return 0;
 }
 
+int run_forget(const amn::CommandLine& cmd) {
+  const amn::ConvertRequest& req = cmd.convert;
+  auto local = amn::cli::open_local(cmd.open.input, cmd.open.limits);
+  if (!local) return fail(local.error());
+  auto plan = amn::plan_forget_request(local->model, req, amn::Surface::cli);
+  if (!plan) return fail(plan.error());
+  auto target = amn::cli::output_target(*local, req, amn::Surface::cli);
+  if (!target) return fail(target.error());
+  for (const auto& w : plan->warnings) std::fprintf(stderr, "amn: warning: %s\n", w.c_str());
+  amn::cli::ProgressBar bar(std::string(amn::verb_name(cmd.verb)), req.quiet);
+  amn::ExecuteHooks hooks;
+  hooks.cancelled = [] { return g_interrupted != 0; };
+  hooks.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  auto written = amn::cli::write_forget(*local, req, *plan, *target, hooks);
+  if (!written) return fail(written.error());
+  bar.clear();
+  if (cmd.json) {
+    print(amn::lethe_json(*plan) + "\n");
+  } else if (!req.quiet) {
+    print(amn::wrote_line(written->path, written->folder, written->shards, written->tensors, written->bytes));
+    print(amn::render_lethe(*plan));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,5 +123,6 @@ int main(int argc, char** argv) {
   }
   if (auto forced = amn::check_forced_impl(); !forced) return fail(forced.error());  // AMN_FORCE_IMPL typo
   if (cmd.verb == amn::Verb::parse || cmd.verb == amn::Verb::inspect) return run_report(cmd);
+  if (cmd.verb == amn::Verb::forget) return run_forget(cmd);
   return run_convert(cmd);
 }

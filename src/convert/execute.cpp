@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "convert/gather.h"
+#include "formats/safetensors/write.h"
 #include "core/limits.h"
 #include "formats/zip/zip.h"
 #include "kernels/cast.h"
@@ -60,18 +61,31 @@ bool same_ranges(const std::vector<ByteRange>& a, const std::vector<ByteRange>& 
   });
 }
 
-// Every input range of a scheme piece, asked for in one need_bytes round (unless the
-// cache holds them already).
-Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out, SchemeInputCache& cache) {
-  if (!same_ranges(cache.ranges, p.inputs)) {
+// The cached copies of `ranges` (every input range of a scheme or encode piece, asked
+// for in one need_bytes round), read when the cache holds something else.
+Result<std::vector<std::span<const uint8_t>>> cached_inputs(FileSet& files, const std::vector<ByteRange>& ranges,
+                                                            SchemeInputCache& cache) {
+  if (!same_ranges(cache.ranges, ranges)) {
     cache.ranges.clear();
     cache.copies.clear();  // freed before the next layer's copies are made
-    AMN_ASSIGN(cache.copies, read_copies(files, p.inputs));
-    cache.ranges = p.inputs;
+    AMN_ASSIGN(cache.copies, read_copies(files, ranges));
+    cache.ranges = ranges;
   }
-  std::vector<std::span<const uint8_t>> views(cache.copies.begin(), cache.copies.end());
+  return std::vector<std::span<const uint8_t>>(cache.copies.begin(), cache.copies.end());
+}
+
+Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out, SchemeInputCache& cache) {
   if (p.op >= plan.ops.size() || !plan.ops[p.op]) return make_error(ErrorCode::internal, "a scheme piece without its op");
+  AMN_ASSIGN(auto views, cached_inputs(files, p.inputs, cache));
   return plan.ops[p.op]->run(views, p.row_begin, p.row_end, p.to, out.data());
+}
+
+Status run_encode(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out, SchemeInputCache& cache) {
+  if (p.op >= plan.encoders.size() || !plan.encoders[p.op] || p.inputs.size() != 1) {
+    return make_error(ErrorCode::internal, "an encode piece without its encoder");
+  }
+  AMN_ASSIGN(auto views, cached_inputs(files, p.inputs, cache));
+  return plan.encoders[p.op]->run(views[0], p.from, p.part, p.row_begin, p.row_end, out.data());
 }
 
 // Runs a piece whose input bytes are `in` (its whole input range).
@@ -104,6 +118,7 @@ Status run_piece_on(const Plan& plan, const Piece& p, std::span<const uint8_t> i
     case PieceKind::zeros:
     case PieceKind::gather:
     case PieceKind::dequantize_scheme:
+    case PieceKind::encode:
       return {};  // handled above
     case PieceKind::dequantize_ggml: {
       if (p.to == DType::F32) {
@@ -131,8 +146,9 @@ Status check_piece(const Plan& plan, size_t i, std::span<uint8_t> out) {
 Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out, SchemeInputCache* cache) {
   AMN_TRY(check_piece(plan, i, out));
   const Piece& p = plan.pieces[i];
-  if (p.kind == PieceKind::dequantize_scheme) {
+  if (p.kind == PieceKind::dequantize_scheme || p.kind == PieceKind::encode) {
     SchemeInputCache local;
+    if (p.kind == PieceKind::encode) return run_encode(plan, p, files, out, cache ? *cache : local);
     return run_scheme(plan, p, files, out, cache ? *cache : local);
   }
   if (cache) *cache = {};
@@ -144,7 +160,40 @@ Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> 
   return run_piece_on(plan, p, in, out);
 }
 
+Status run_prepare(const Plan& plan, size_t i, FileSet& files, SchemeInputCache* cache) {
+  if (i >= plan.prepares.size()) return make_error(ErrorCode::invalid_argument, "no such prepare");
+  const Plan::Prepare& step = plan.prepares[i];
+  SchemeInputCache local;
+  AMN_ASSIGN(auto views, cached_inputs(files, {step.source}, cache ? *cache : local));
+  return plan.encoders[step.encoder]->prepare(views[0], step.from);
+}
+
+void finish_prepared(Plan& plan) {
+  plan.data_bytes = 0;
+  for (auto& p : plan.pieces) {
+    if (p.kind == PieceKind::encode) {
+      const TensorSpec& spec = plan.encoders[p.op]->outputs()[p.part];
+      TensorSpec& t = plan.tensors[p.tensor];
+      if (t.nbytes != spec.nbytes) {  // a part sized by prepare() is one piece
+        t = spec;
+        p.row_end = p.out_length = spec.nbytes;
+      }
+    }
+    plan.data_bytes += p.out_length;
+  }
+  plan.prepares.clear();
+  plan.header = safetensors_header(plan.tensors, plan.metadata);
+}
+
+Status prepare_plan(Plan& plan, FileSet& files) {
+  SchemeInputCache cache;
+  for (size_t i = 0; i < plan.prepares.size(); ++i) AMN_TRY(run_prepare(plan, i, files, &cache));
+  if (!plan.prepares.empty()) finish_prepared(plan);
+  return {};
+}
+
 Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteHooks& hooks) {
+  if (!plan.prepares.empty()) return make_error(ErrorCode::internal, "a plan executed before its prepares ran");
   const uint64_t total = plan.output_bytes();
   uint64_t done = 0;
   AMN_TRY(sink.write(plan.header));
@@ -158,7 +207,8 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
   for (size_t i = 0; i < plan.pieces.size(); ++i) {
     if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "cancelled");
     const Piece& p = plan.pieces[i];
-    if (p.kind != PieceKind::dequantize_scheme) scheme_inputs = {};  // that layer is done
+    const bool cached = p.kind == PieceKind::dequantize_scheme || p.kind == PieceKind::encode;
+    if (!cached) scheme_inputs = {};  // that layer is done
     if (p.kind == PieceKind::copy && p.swap_width <= 1 && !p.swap_block_fields) {
       // A plain copy goes from the source to the sink without passing through the buffer:
       // kernel-side when both ends are local files, else from the source's view.
@@ -171,7 +221,7 @@ Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteH
         AMN_ASSIGN(auto in, files.read(p.file, p.in_offset, p.in_length));
         AMN_TRY(sink.write(in));
       }
-    } else if (p.kind != PieceKind::zeros && p.kind != PieceKind::dequantize_scheme && files.native_fd(p.file) >= 0 &&
+    } else if (p.kind != PieceKind::zeros && !cached && files.native_fd(p.file) >= 0 &&
                p.in_length <= kMaxStagedInput) {
       // A local file's input is pread into a reused buffer rather than read through the
       // mapping: first touches of mapped pages fault one by one (~20 us each on some VMs),

@@ -26,6 +26,14 @@ struct SchemeInputCache {
 Status run_piece(const Plan& plan, size_t i, FileSet& files, std::span<uint8_t> out,
                  SchemeInputCache* cache = nullptr);
 
+// A plan with prepares (forget): runs prepare `i` (need_bytes like a piece; the cache
+// keeps the source for the pieces that follow), and once all ran, finish_prepared() sets
+// the sizes the values decided and rebuilds the header. execute_plan refuses a plan whose
+// prepares have not run.
+Status run_prepare(const Plan& plan, size_t i, FileSet& files, SchemeInputCache* cache = nullptr);
+void finish_prepared(Plan& plan);
+Status prepare_plan(Plan& plan, FileSet& files);  // every prepare, then finish_prepared
+
 // Where a conversion's bytes go. The CLI's file sink writes to a temporary file and
 // renames it into place; the bindings hand bytes to JS instead.
 class Sink {

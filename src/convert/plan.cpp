@@ -340,6 +340,16 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   return plan;
 }
 
+Status plan_stored_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan) {
+  AMN_TRY(check_plannable(model, t));
+  add_tensor(model, t, to, plan);
+  return {};
+}
+
+bool is_plain_record(const Model& model, const TensorRecord& t) {
+  return t.size_known && t.block_type.empty() && !needs_gather(t) && swap_width_for(model, t) == 0;
+}
+
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {
   AMN_TRY(check_output_names(model, name));
   for (const auto& l : model.logical) {

@@ -15,6 +15,7 @@
 #include "core/limits.h"
 #include "core/model.h"
 #include "formats/gguf/parse.h"
+#include "core/encode_op.h"
 #include "core/logical_op.h"
 
 namespace amn {
@@ -28,7 +29,9 @@ inline constexpr uint64_t kMaxPieceBytes = 16u << 20;
 // gathered into row-major order before the copy or cast.
 // dequantize_scheme: rows of a logical tensor (a quantized weight and its companions),
 // produced by its LogicalOp from several input ranges.
-enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros, gather, dequantize_scheme };
+// encode: bytes [row_begin, row_end) of output `part` of Plan::encoders[op] (forget), from
+// the whole source tensor (`inputs`, of dtype `from`).
+enum class PieceKind : uint8_t { copy, cast, dequantize_ggml, zeros, gather, dequantize_scheme, encode };
 
 struct Piece {
   PieceKind kind = PieceKind::copy;
@@ -52,6 +55,7 @@ struct Piece {
   std::vector<uint64_t> strides;  // element strides into the input; empty: contiguous
   // dequantize_scheme only: Plan::ops[op] writes rows [row_begin, row_end) from `inputs`.
   uint32_t op = 0;
+  uint32_t part = 0;  // encode only: which of the op's outputs
   uint64_t row_begin = 0, row_end = 0;
   std::vector<ByteRange> inputs;
 };
@@ -62,6 +66,15 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<Piece> pieces;
   std::vector<std::shared_ptr<const LogicalOp>> ops;  // for dequantize_scheme pieces
+  std::vector<std::shared_ptr<const EncodeOp>> encoders;  // for encode pieces (forget)
+  // Encoders whose output sizes wait for the values (EncodeOp::needs_prepare): each is
+  // prepared from its source (prepare_plan, execute.h) before the header is written.
+  struct Prepare {
+    uint32_t encoder = 0;
+    ByteRange source;
+    DType from = DType::F32;
+  };
+  std::vector<Prepare> prepares;
   // plan_convert only: for each output tensor, the input file its (first) record lives
   // in, so a sharded input can be written back with the same shard boundaries (shard.h).
   std::vector<uint32_t> tensor_files;
@@ -94,6 +107,13 @@ inline ConvertOptions cast_options(std::optional<DType> dtype) {
   o.dtype = dtype;
   return o;
 }
+
+// One stored record appended to `plan` as convert writes it (cast to `to` when given and
+// the record is a castable float): forget uses it for the tensors it keeps.
+Status plan_stored_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan);
+// True when the record's elements are one little-endian row-major run in its file (no
+// inflating, gathering or swapping): what an encoder reads directly.
+bool is_plain_record(const Model& model, const TensorRecord& t);
 
 // One tensor's bytes, cast to `to` when given and the tensor is a castable float. A
 // logical tensor's name gives its dequantized values (to: default its natural dtype).

@@ -101,6 +101,47 @@ JsonWriter& JsonWriter::value(double d) {
   return *this;
 }
 
+std::string python_float_repr(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d < 0 ? "-Infinity" : "Infinity";
+  // The shortest "d.ddde±x" that reads back as d gives the digits and the exponent.
+  char buf[48];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string text(buf);
+  std::string sign;
+  if (text[0] == '-') {
+    sign = "-";
+    text.erase(0, 1);
+  }
+  const size_t e = text.find('e');
+  const int exp10 = std::atoi(text.c_str() + e + 1);
+  std::string digits;
+  for (size_t i = 0; i < e; ++i) {
+    if (text[i] != '.') digits += text[i];
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string out;
+  if (exp10 >= -4 && exp10 < 16) {
+    if (exp10 < 0) {
+      out = "0." + std::string(static_cast<size_t>(-exp10 - 1), '0') + digits;
+    } else if (digits.size() <= static_cast<size_t>(exp10) + 1) {
+      out = digits + std::string(static_cast<size_t>(exp10) + 1 - digits.size(), '0') + ".0";
+    } else {
+      out = digits.substr(0, static_cast<size_t>(exp10) + 1) + "." + digits.substr(static_cast<size_t>(exp10) + 1);
+    }
+  } else {
+    out = digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    char ex[8];
+    std::snprintf(ex, sizeof ex, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    out += ex;
+  }
+  return sign + out;
+}
+
 JsonWriter& JsonWriter::null() {
   separate();
   out_ += "null";

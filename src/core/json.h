@@ -13,6 +13,12 @@ namespace amn {
 // Appends s as a JSON string literal (quotes included). s must be valid UTF-8.
 void append_json_string(std::string& out, std::string_view s);
 
+// A float as Python's repr() writes it (and so json.dumps): the shortest digits that
+// read back as d, fixed notation for exponents -4..15 ("0.05", "1.0"), else "1e-05",
+// "1.5e+16"; NaN, Infinity, -Infinity. Producers' JSON written by Python (a
+// bitsandbytes quant_state's nested_offset) is matched byte for byte with it.
+std::string python_float_repr(double d);
+
 // Compact JSON, written in order: w.begin_object().key("a").value(1).end_object().
 // Commas are placed by the writer; nesting must be balanced by the caller.
 class JsonWriter {

@@ -13,6 +13,7 @@ constexpr const char* kVerbHelp[] = {
     "Summarise a model: dtypes, parameters, tensors (header only)",
     "Dequantize / cast to full precision, written as safetensors",
     "Convert a model to another format, streaming tensor by tensor",
+    "Quantize a model as a producer would (bitsandbytes, ...), and say what was lost",
 };
 
 std::string footer() {
@@ -21,6 +22,18 @@ std::string footer() {
          "input gives a folder <stem>-<dtype|converted>/ of shards and an index (same boundaries;\n"
          "--max-shard-size re-shards, --shards 1 or -o NAME.safetensors writes one file).\n"
          "Formats:\n" + supported_formats_lines() + "Docs: docs/cli.md";
+}
+
+// The schemes, under `amn forget --help`.
+std::string forget_footer() {
+  std::string out = "Schemes:\n";
+  for (const auto& row : forget_scheme_rows()) {
+    std::string name(row.name);
+    name.resize(std::max<size_t>(name.size(), 12), ' ');
+    out += "  " + name + "  " + std::string(row.producer) + (row.available ? "" : " (not built yet)") + "\n";
+  }
+  return out + "Output: a folder <stem>-<scheme>/ (model.safetensors, and config.json with the producer's\n"
+               "quantization_config when the input has one); -o NAME.safetensors writes the file alone.";
 }
 
 // One option of the table on a CLI11 command, storing into `text` (one value or a list).
@@ -42,9 +55,10 @@ CLI::Option* add_flag(CLI::App* app, OptionId id, bool& flag) {
 }
 
 struct Raw {
-  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata;
-  std::vector<std::string> gguf_kv;
-  bool json = false, cast_all = false, force = false, no_sync = false, quiet = false;
+  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize;
+  std::vector<std::string> gguf_kv, skip, only;
+  bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
+       strict = false;
   std::string limits[4];
 };
 
@@ -107,6 +121,22 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   if (r.to == OutputFormat::gguf && (r.max_shard_bytes > 0 || r.shards == ShardMode::input)) {
     return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
   }
+  if (verb == Verb::forget) {
+    r.scheme = raw.scheme;
+    if (!raw.blocksize.empty()) {
+      char* end = nullptr;
+      const unsigned long long b = std::strtoull(raw.blocksize.c_str(), &end, 10);
+      if (end == raw.blocksize.c_str() || *end != '\0' || b == 0) {
+        return make_error(ErrorCode::invalid_argument, "--blocksize must be a positive whole number");
+      }
+      r.blocksize = b;
+    }
+    r.double_quant = raw.double_quant;
+    r.skip = raw.skip;
+    r.only = raw.only;
+    r.strict = raw.strict;
+    AMN_TRY(forget_settings(r, Surface::cli));
+  }
   r.gguf_kv = raw.gguf_kv;
   r.gguf_metadata_file = raw.gguf_metadata;
   r.output = raw.output;
@@ -117,7 +147,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
 }
 
 bool is_verb(const std::string& word) {
-  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert"}) {
+  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert", "forget", "quantize"}) {
     if (word == v) return true;
   }
   return false;
@@ -134,7 +164,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   bool version = false;
   app.add_flag("--version", version, "Display program version information and exit");
 
-  CLI::App* verbs[4];
+  CLI::App* verbs[5];
   verbs[0] = app.add_subcommand("parse", kVerbHelp[0]);
   verbs[1] = app.add_subcommand("inspect", kVerbHelp[1]);
   verbs[1]->alias("info");
@@ -164,6 +194,23 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add_writing(verbs[3], raw);
   add_limits(verbs[3], raw);
 
+  verbs[4] = app.add_subcommand("forget", kVerbHelp[4]);
+  verbs[4]->alias("quantize");
+  verbs[4]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+  add(verbs[4], OptionId::scheme, raw.scheme)->required();
+  add(verbs[4], OptionId::output, raw.output);
+  add(verbs[4], OptionId::blocksize, raw.blocksize);
+  add_flag(verbs[4], OptionId::double_quant, raw.double_quant);
+  add(verbs[4], OptionId::skip, raw.skip);
+  add(verbs[4], OptionId::only, raw.only);
+  add_flag(verbs[4], OptionId::strict, raw.strict);
+  add_flag(verbs[4], OptionId::json, raw.json);
+  add_flag(verbs[4], OptionId::force, raw.force);
+  add_flag(verbs[4], OptionId::no_sync, raw.no_sync);
+  add_flag(verbs[4], OptionId::quiet, raw.quiet);
+  add_limits(verbs[4], raw);
+  verbs[4]->footer(forget_footer());
+
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_verb(args[0])) {
     out.text = "unknown subcommand: " + args[0];
@@ -188,7 +235,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.text = e.what();
     return out;
   }
-  for (int v = 0; v < 4; ++v) {
+  for (int v = 0; v < 5; ++v) {
     if (!verbs[v]->parsed()) continue;
     out.verb = static_cast<Verb>(v);
     out.open.input = raw.path;
@@ -202,6 +249,11 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.kind = CommandLine::Kind::run;
     if (v >= 2) {
       auto request = request_of(out.verb, raw);
+      if (!request && out.verb == Verb::forget && request.error().code == ErrorCode::invalid_argument) {
+        out.kind = CommandLine::Kind::usage_error;  // a scheme setting it lacks: misuse
+        out.text = request.error().message;
+        return out;
+      }
       if (!request) {  // well-formed but contradictory: an error of the run, not of usage
         out.kind = CommandLine::Kind::error;
         out.error = std::move(request).error();
@@ -223,7 +275,7 @@ std::string command_line_json(const CommandLine& c) {
   if (c.kind == CommandLine::Kind::run) {
     w.key("verb").value(verb_name(c.verb)).key("input").value(c.open.input).key("json").value(c.json);
     w.key("limits").raw(limits_json(c.open.limits));
-    if (c.verb == Verb::remember || c.verb == Verb::convert) w.key("request").raw(convert_request_json(c.convert));
+    if (c.verb == Verb::remember || c.verb == Verb::convert || c.verb == Verb::forget) w.key("request").raw(convert_request_json(c.convert));
   }
   return w.end_object().take();
 }

@@ -37,6 +37,11 @@ bool strip_shard_number(std::string& s) {
 }
 
 std::string suffix_of(const ConvertRequest& r) {
+  if (r.verb == Verb::forget) {  // model-nf4, model-fp8-block
+    std::string scheme = r.scheme;
+    for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return scheme;
+  }
   if (!r.dtype) return "converted";
   std::string d(dtype_name(*r.dtype));
   for (auto& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -148,6 +153,13 @@ InputPlace input_place(std::string_view path, bool is_folder, std::string_view a
 Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, Destination destination,
                                    Surface surface) {
   OutputLayout out;
+  if (r.verb == Verb::forget) {
+    // A folder a user can load (the model and its config), unless the output is named as
+    // a file or must be one stream.
+    const bool names_file = destination == Destination::path && ends_with(r.output, ".safetensors");
+    out.folder = destination == Destination::per_file || (destination == Destination::path && !names_file);
+    return out;
+  }
   const bool asked = r.max_shard_bytes > 0 || r.shards == ShardMode::input;
   if (r.to != OutputFormat::safetensors) {
     if (asked || destination == Destination::per_file) {
@@ -193,7 +205,11 @@ std::string output_plan_json(std::string_view json) {
   }
   std::string_view text;
   const Surface surface = !obj["surface"].get_string().get(text) && text == "cli" ? Surface::cli : Surface::api;
-  const Verb verb = !obj["request"]["verb"].get_string().get(text) && text == "remember" ? Verb::remember : Verb::convert;
+  Verb verb = Verb::convert;
+  if (!obj["request"]["verb"].get_string().get(text)) {
+    if (text == "remember") verb = Verb::remember;
+    if (text == "forget") verb = Verb::forget;
+  }
   simdjson::dom::element request_json;
   const std::string request_text = obj["request"].get(request_json) ? "{}" : simdjson::to_string(request_json);
   auto request = convert_request_from_json(request_text, verb, surface);

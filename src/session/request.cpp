@@ -1,6 +1,7 @@
 #include "session/request.h"
 
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include <simdjson.h>
@@ -20,7 +21,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 17> kOptions = {{
+const std::array<OptionRow, 23> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE", "target dtype (default: the natural dtype; see 'Output names')",
@@ -51,6 +52,16 @@ const std::array<OptionRow, 17> kOptions = {{
      "limit: tensors, keys, array items per header (default 1,000,000)", kAny},
     {OptionId::max_decompression_ratio, "maxDecompressionRatio", "--max-decompression-ratio", "RATIO",
      "limit: inflated / deflated size of a ZIP entry (default 1000)", kAny},
+    {OptionId::scheme, "scheme", "--scheme", "SCHEME", "what to quantize to (see 'Schemes' below)", kAny},
+    {OptionId::blocksize, "blocksize", "--blocksize", "N",
+     "nf4 / fp4: elements per absmax block, a power of two from 32 to 4096 (default 64)", kAny},
+    {OptionId::double_quant, "doubleQuant", "--double-quant", "",
+     "nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics)", kAny},
+    {OptionId::skip, "skip", "--skip", "GLOB", "keep tensors whose names match as stored (repeatable)", kAny},
+    {OptionId::only, "only", "--only", "GLOB",
+     "quantize exactly the tensors whose names match, instead of the producer's choice (repeatable)", kAny},
+    {OptionId::strict, "strict", "--strict", "",
+     "fail when a chosen tensor cannot be quantized, instead of keeping it with a warning", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -87,6 +98,7 @@ std::string_view verb_name(Verb verb) {
     case Verb::inspect: return "inspect";
     case Verb::remember: return "remember";
     case Verb::convert: return "convert";
+    case Verb::forget: return "forget";
   }
   return "?";
 }
@@ -196,6 +208,7 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
     } else if (key == "verb") {
       if (kv.value.get_string().get(text)) return bad("verb must be a string");
       if (text == "remember") r.verb = Verb::remember;
+      if (text == "forget") r.verb = Verb::forget;
     } else if (key == "ggufMetadataFile") {
       if (kv.value.get_string().get(text)) return bad(option_name(OptionId::gguf_metadata, surface) + " must be a string");
       r.gguf_metadata_file = std::string(text);
@@ -208,6 +221,29 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_TRY(as_bool(OptionId::no_sync, r.sync));
     } else if (key == "quiet") {
       AMN_TRY(as_bool(OptionId::quiet, r.quiet));
+    } else if (key == "scheme") {
+      if (kv.value.get_string().get(text)) return bad(option_name(OptionId::scheme, surface) + " must be a string");
+      r.scheme = std::string(text);
+    } else if (key == "blocksize") {
+      AMN_ASSIGN(r.blocksize, positive_integer(kv.value, OptionId::blocksize, surface));
+    } else if (key == "doubleQuant") {
+      AMN_TRY(as_bool(OptionId::double_quant, r.double_quant));
+    } else if (key == "strict") {
+      AMN_TRY(as_bool(OptionId::strict, r.strict));
+    } else if (key == "skip" || key == "only") {
+      const OptionId id = key == "skip" ? OptionId::skip : OptionId::only;
+      auto& globs = key == "skip" ? r.skip : r.only;
+      simdjson::dom::array items;
+      const std::string msg = option_name(id, surface) + " must be an array of name patterns";
+      if (!kv.value.get_string().get(text)) {
+        globs.emplace_back(text);
+        continue;
+      }
+      if (kv.value.get_array().get(items)) return bad(msg);
+      for (auto a : items) {
+        if (a.get_string().get(text)) return bad(msg);
+        globs.emplace_back(text);
+      }
     } else {
       return bad("unknown option '" + std::string(key) + "'");
     }
@@ -250,8 +286,35 @@ std::string convert_request_json(const ConvertRequest& r) {
   w.key("force").value(r.force);
   w.key("sync").value(r.sync);
   w.key("quiet").value(r.quiet);
+  if (r.verb == Verb::forget) {
+    w.key("scheme").value(r.scheme);
+    w.key("blocksize");
+    if (r.blocksize) w.value(r.blocksize);
+    else w.null();
+    w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
+    w.key("strict").value(r.strict);
+  }
   w.end_object();
   return w.take();
+}
+
+Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface) {
+  if (r.scheme.empty()) return bad(option_name(OptionId::scheme, surface) + " is required");
+  ForgetSettings s;
+  s.scheme = r.scheme;
+  for (auto& c : s.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  s.blocksize = r.blocksize;
+  s.double_quant = r.double_quant;
+  auto made = make_forgetter(s);
+  if (!made) {
+    Error e = std::move(made).error();
+    // The scheme names a bad setting by its request key; say it as the surface spells it.
+    if (e.message.rfind("blocksize ", 0) == 0) {
+      e.message = option_name(OptionId::blocksize, surface) + e.message.substr(9);
+    }
+    return e;
+  }
+  return s;
 }
 
 Result<ParseLimits> limits_from_json(std::string_view json, Surface surface) {

@@ -13,12 +13,13 @@
 
 #include "convert/plan.h"
 #include "convert/shard.h"
+#include "schemes/forget.h"
 #include "core/error.h"
 #include "core/limits.h"
 
 namespace amn {
 
-enum class Verb : uint8_t { parse, inspect, remember, convert };
+enum class Verb : uint8_t { parse, inspect, remember, convert, forget };
 std::string_view verb_name(Verb verb);
 
 // How an option is spelled in a message: `--max-shard-size` on a command line,
@@ -28,6 +29,7 @@ enum class Surface : uint8_t { cli, api };
 enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
+  scheme, blocksize, double_quant, skip, only, strict,
 };
 
 struct OptionRow {
@@ -63,7 +65,16 @@ struct ConvertRequest {
   std::string gguf_metadata_file;    // the CLI's --gguf-metadata path (read by the surface)
   std::string output;                // -o; empty: the default name (session/output.h)
   bool force = false, sync = true, quiet = false;
+  // forget (schemes/forget.h): the scheme, its settings, and which tensors.
+  std::string scheme;
+  uint64_t blocksize = 0;  // 0: the scheme's default
+  bool double_quant = false;
+  std::vector<std::string> skip, only;
+  bool strict = false;
 };
+
+// forget: the request's scheme settings; an error names the option as `surface` spells it.
+Result<ForgetSettings> forget_settings(const ConvertRequest& request, Surface surface);
 
 // The core's conversion options for a request: GGUF KVs parsed and merged (the metadata
 // JSON first, then each key=value, later ones winning).
@@ -73,7 +84,8 @@ ShardOptions shard_options(const ConvertRequest& request);
 // The request JSON (camelCase keys, as the npm API names its options): {"to" (the
 // format: safetensors | gguf), "dtype",
 // "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "ggufKv" [..],
-// "ggufMetadata" (text or object), "output", "force", "sync", "quiet"}. Unknown keys
+// "ggufMetadata" (text or object), "output", "force", "sync", "quiet"; forget: "scheme",
+// "blocksize", "doubleQuant", "skip" [globs], "only" [globs], "strict"}. Unknown keys
 // are refused; null means "not given".
 Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface);
 std::string convert_request_json(const ConvertRequest& request);

@@ -1,6 +1,8 @@
 #include "session/session.h"
 
+#include "report/lethe.h"
 #include "report/report.h"
+#include "session/forget.h"
 #include "session/open.h"
 #include "session/views.h"
 
@@ -66,6 +68,34 @@ Status Session::plan_convert(const ConvertRequest& request) {
   return {};
 }
 
+Status Session::plan_forget(std::string_view request_json) {
+  if (!model_) return no_model();
+  AMN_ASSIGN(auto request, convert_request_from_json(request_json, Verb::forget, Surface::api));
+  AMN_ASSIGN(auto plan, plan_forget_request(*model_, request, Surface::api));
+  clear_plans();
+  forget_ = std::move(plan);
+  return {};
+}
+
+size_t Session::prepare_count() const { return forget_ ? forget_->plan.prepares.size() : 0; }
+
+Status Session::run_prepare(size_t i) {
+  if (!forget_) return make_error(ErrorCode::invalid_argument, "no forget planned");
+  return amn::run_prepare(forget_->plan, i, files_, &scheme_inputs_);
+}
+
+Status Session::finish_prepared() {
+  if (!forget_) return make_error(ErrorCode::invalid_argument, "no forget planned");
+  if (!forget_->plan.prepares.empty()) amn::finish_prepared(forget_->plan);
+  return {};
+}
+
+std::string Session::forget_report_json() const { return forget_ ? lethe_json(*forget_) : "null"; }
+std::string Session::forget_report_text() const { return forget_ ? render_lethe(*forget_) : ""; }
+std::string Session::forget_config_json() const {
+  return forget_ && model_ ? amn::forget_config_json(*model_, *forget_->forgetter) : "";
+}
+
 Status Session::plan_tensor(const std::string& name, std::string_view to) {
   if (!model_) return no_model();
   std::optional<DType> dtype;
@@ -110,6 +140,7 @@ void Session::release_data() {
 
 void Session::clear_plans() {
   plans_.clear();
+  forget_.reset();
   shard_names_.clear();
   index_json_.clear();
   total_size_ = 0;

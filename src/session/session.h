@@ -11,6 +11,7 @@
 
 #include "convert/execute.h"
 #include "convert/plan.h"
+#include "convert/plan_forget.h"
 #include "convert/shard.h"
 #include "core/error.h"
 #include "core/limits.h"
@@ -40,6 +41,18 @@ class Session {
   // request with shards "input" or a maximum shard size plans one file per shard.
   Status plan_convert(std::string_view request_json);
   Status plan_convert(const ConvertRequest& request);
+  // A forget (quantization) from its JSON request ({"scheme", ...}: session/request.h).
+  // Before the header: every prepare (need_bytes like a piece), then finish_prepared().
+  Status plan_forget(std::string_view request_json);
+  size_t prepare_count() const;
+  Status run_prepare(size_t i);
+  Status finish_prepared();
+  // After every piece: the Lethe distance (report/lethe.h) as JSON and as the CLI's text,
+  // and the output folder's config.json ("" when the input has no config.json).
+  std::string forget_report_json() const;
+  std::string forget_report_text() const;
+  std::string forget_config_json() const;
+
   // One tensor, cast to `to` ("" keeps the stored dtype, or a logical tensor's natural one).
   Status plan_tensor(const std::string& name, std::string_view to);
   // The files of a sharded plan (views.h shards_info_json), "null" for one plan.
@@ -56,7 +69,10 @@ class Session {
   void release_data();
 
  private:
-  const Plan* plan() const { return current_ < plans_.size() ? &plans_[current_] : nullptr; }
+  const Plan* plan() const {
+    if (forget_) return &forget_->plan;
+    return current_ < plans_.size() ? &plans_[current_] : nullptr;
+  }
   void clear_plans();
 
   ParseLimits limits_;
@@ -65,6 +81,7 @@ class Session {
   std::vector<SparseSource*> sparse_;  // owned by files_
   std::optional<Model> model_;
   std::vector<Plan> plans_;            // one plan, or one per shard
+  std::optional<ForgetPlan> forget_;   // a forget's plan (then plans_ is empty)
   std::vector<std::string> shard_names_;  // empty unless sharded
   std::string index_json_;
   uint64_t total_size_ = 0;

@@ -1,0 +1,117 @@
+#include "convert/plan_forget.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+#include "formats/safetensors/write.h"
+
+namespace amn {
+namespace {
+
+bool matches_any(const std::vector<std::string>& globs, const std::string& name) {
+  return std::any_of(globs.begin(), globs.end(),
+                     [&](const std::string& g) { return fnmatch(g.c_str(), name.c_str(), 0) == 0; });
+}
+
+// The encoder's outputs as tensors of the plan, each cut into pieces of at most
+// kMaxPieceBytes on the part's granularity. Every piece reads the whole source (cached
+// between the pieces of one weight).
+void add_encoded(const TensorRecord& t, std::shared_ptr<const EncodeOp> op, Plan& plan) {
+  const uint32_t encoder = static_cast<uint32_t>(plan.encoders.size());
+  plan.encoders.push_back(op);
+  const ByteRange source{t.file, t.offset, t.nbytes};
+  if (op->needs_prepare()) plan.prepares.push_back({encoder, source, t.dtype});
+  const auto outputs = op->outputs();
+  for (uint32_t part = 0; part < outputs.size(); ++part) {
+    const uint32_t index = static_cast<uint32_t>(plan.tensors.size());
+    plan.tensors.push_back(outputs[part]);
+    plan.tensor_files.push_back(t.file);
+    const uint64_t total = outputs[part].nbytes;
+    const uint64_t gran = std::max<uint64_t>(1, op->granularity(part));
+    const uint64_t per_piece = std::max(gran, kMaxPieceBytes / gran * gran);
+    uint64_t begin = 0;
+    do {  // one piece at least: a part sized by prepare() starts empty
+      Piece p;
+      p.kind = PieceKind::encode;
+      p.tensor = index;
+      p.op = encoder;
+      p.part = part;
+      p.file = t.file;
+      p.from = t.dtype;
+      p.row_begin = begin;
+      p.row_end = std::min(total, begin + per_piece);
+      p.out_length = p.row_end - p.row_begin;
+      p.inputs = {source};
+      p.in_length = t.nbytes;
+      plan.data_bytes += p.out_length;
+      plan.pieces.push_back(std::move(p));
+      begin = plan.pieces.back().row_end;
+    } while (begin < total);
+  }
+}
+
+}  // namespace
+
+Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options) {
+  if (!options.forgetter) return make_error(ErrorCode::internal, "forget without a scheme");
+  if (!model.logical.empty()) {
+    const LogicalTensor& l = model.logical.front();
+    return make_error(ErrorCode::unsupported, "the model is already quantized ('" + l.name + "' is " + l.scheme +
+                                                  "): remember it first, then forget the result");
+  }
+  const Forgetter& f = *options.forgetter;
+  ForgetPlan out;
+  out.forgetter = options.forgetter;
+  Plan& plan = out.plan;
+  plan.limits = model.limits;
+  plan.metadata = model.metadata;
+  for (const auto& t : model.tensors) {
+    ForgetEntry e{t.name, t.shape, t.dtype, t.elements, t.nbytes, -1, {}};
+    std::string why;
+    bool chosen = false;
+    if (matches_any(options.skip, t.name)) {
+      why = "--skip";
+    } else if (!options.only.empty()) {
+      chosen = matches_any(options.only, t.name);
+      if (!chosen) why = "not matched by --only";
+    } else {
+      why = f.default_keep_reason(t);
+      chosen = why.empty();
+    }
+    if (chosen) {
+      std::string cannot = f.cannot_hold(t);
+      if (cannot.empty() && !is_plain_record(model, t)) {
+        cannot = "stored compressed, strided or big-endian (convert it to safetensors first)";
+      }
+      if (!cannot.empty()) {
+        if (options.strict) {
+          return make_error(ErrorCode::invalid_argument, "tensor '" + t.name + "' cannot be quantized: " + cannot);
+        }
+        out.warnings.push_back("kept '" + t.name + "' as stored: " + cannot);
+        why = cannot;
+        chosen = false;
+      }
+    }
+    if (chosen) {
+      e.encoder = static_cast<int32_t>(plan.encoders.size());
+      add_encoded(t, f.encode(t), plan);
+    } else {
+      e.kept_because = why;
+      AMN_TRY(plan_stored_tensor(model, t, std::nullopt, plan));
+      plan.tensor_files.resize(plan.tensors.size(), t.file);
+    }
+    out.entries.push_back(std::move(e));
+  }
+  plan.header = safetensors_header(plan.tensors, plan.metadata);
+  return out;
+}
+
+uint64_t forget_bytes_after(const ForgetPlan& plan, const ForgetEntry& e) {
+  if (e.encoder < 0) return e.bytes_before;
+  uint64_t n = 0;
+  for (const auto& spec : plan.plan.encoders[static_cast<size_t>(e.encoder)]->outputs()) n += spec.nbytes;
+  return n;
+}
+
+}  // namespace amn

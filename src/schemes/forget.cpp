@@ -1,0 +1,46 @@
+#include "schemes/forget.h"
+
+#include <array>
+
+#include "schemes/forget_bnb.h"
+
+namespace amn {
+namespace {
+
+using namespace std::string_view_literals;
+
+// One row per scheme `forget --scheme` names (docs/cli.md "amn forget"). The rows not
+// available yet are named so that asking for them says so, rather than "unknown".
+constexpr std::array kSchemes = {
+    ForgetSchemeRow{"nf4"sv, "bitsandbytes quantize_4bit (NF4)"sv, true},
+    ForgetSchemeRow{"fp4"sv, "bitsandbytes quantize_4bit (FP4)"sv, true},
+    ForgetSchemeRow{"int8"sv, "bitsandbytes LLM.int8() (int8_vectorwise_quant)"sv, true},
+    ForgetSchemeRow{"fp8-block"sv, "transformers FineGrainedFP8 (E4M3, 128x128 blocks)"sv, false},
+    ForgetSchemeRow{"fp8-channel"sv, "compressed-tensors float-quantized, per channel"sv, false},
+    ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor"sv, false},
+    ForgetSchemeRow{"mxfp4"sv, "OCP MX FP4 (gpt-oss _blocks/_scales)"sv, false},
+    ForgetSchemeRow{"nvfp4"sv, "compressed-tensors / ModelOpt NVFP4"sv, false},
+    ForgetSchemeRow{"mlx"sv, "MLX mx.quantize"sv, false},
+};
+
+}  // namespace
+
+std::span<const ForgetSchemeRow> forget_scheme_rows() { return kSchemes; }
+
+bool is_forgettable_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
+
+Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
+  for (const auto& row : kSchemes) {
+    if (row.name != s.scheme) continue;
+    if (!row.available) {
+      return make_error(ErrorCode::unsupported, "scheme '" + s.scheme + "' (" + std::string(row.producer) +
+                                                    ") is not built yet");
+    }
+    if (s.scheme == "nf4" || s.scheme == "fp4" || s.scheme == "int8") return make_bnb_forgetter(s);
+  }
+  std::string names;
+  for (const auto& row : kSchemes) names += (names.empty() ? "" : ", ") + std::string(row.name);
+  return make_error(ErrorCode::invalid_argument, "unknown scheme '" + s.scheme + "' (" + names + ")");
+}
+
+}  // namespace amn

@@ -1,0 +1,56 @@
+// Forgetting (quantizing): each scheme's encoder says which tensors its producer
+// quantizes by default, makes one EncodeOp (core/encode_op.h) per weight, and writes the
+// producer's quantization_config. The planner (convert/plan_forget.h) drives it without
+// knowing the scheme; the session (session/request.h) fills ForgetSettings from options.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/encode_op.h"
+#include "core/error.h"
+#include "core/model.h"
+
+namespace amn {
+
+// The schemes `forget --scheme` takes, and their producers, in help order.
+struct ForgetSchemeRow {
+  std::string_view name;
+  std::string_view producer;  // for help and reports
+  bool available;             // false: named, refused as not built yet
+};
+std::span<const ForgetSchemeRow> forget_scheme_rows();
+
+struct ForgetSettings {
+  std::string scheme;          // a forget_scheme_rows() name
+  uint64_t blocksize = 0;      // bitsandbytes 4-bit: 0 = the producer's default (64)
+  bool double_quant = false;   // bitsandbytes 4-bit: quantize the absmax too
+};
+
+class Forgetter {
+ public:
+  virtual ~Forgetter() = default;
+  // Empty when the producer quantizes `t` by default; else why it is kept as stored
+  // ("an embedding", "1-D"): the producer's own rule, not a failure.
+  virtual std::string default_keep_reason(const TensorRecord& t) const = 0;
+  // Empty when the scheme can hold `t`; else why not (the shape, the dtype): a tensor
+  // chosen by --only that the scheme cannot hold is kept with this as a warning.
+  virtual std::string cannot_hold(const TensorRecord& t) const = 0;
+  virtual std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const = 0;
+  // The producer's quantization_config object (JSON), as its config.json carries it.
+  virtual std::string quantization_config_json() const = 0;
+  // "nf4, blocksize 64, double quantization": the settings in words, for reports.
+  virtual std::string describe() const = 0;
+};
+
+// Errors: invalid_argument for a setting the scheme lacks (the message names it as the
+// request spells it, e.g. "blocksize 48: a power of two from 32 to 4096"), unsupported
+// for a scheme not built yet.
+Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& settings);
+
+// Shared by the encoders: true for the float dtypes forget reads (F16, BF16, F32).
+bool is_forgettable_dtype(DType t);
+
+}  // namespace amn

@@ -1,0 +1,100 @@
+#include "session/forget.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "core/json.h"
+
+namespace amn {
+namespace {
+
+// json.dumps(value, indent=2, sort_keys=True): keys sorted by code point (UTF-8 byte
+// order), floats as Python's repr, ", " / ": " separators with indent.
+void pretty(std::string& out, simdjson::dom::element v, int depth) {
+  const std::string pad(static_cast<size_t>(depth + 1) * 2, ' '), close(static_cast<size_t>(depth) * 2, ' ');
+  switch (v.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      std::vector<std::pair<std::string_view, simdjson::dom::element>> members;
+      for (auto kv : v.get_object().value_unsafe()) members.emplace_back(kv.key, kv.value);
+      std::stable_sort(members.begin(), members.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      if (members.empty()) {
+        out += "{}";
+        return;
+      }
+      out += "{\n";
+      for (size_t i = 0; i < members.size(); ++i) {
+        out += pad;
+        append_json_string(out, members[i].first);
+        out += ": ";
+        pretty(out, members[i].second, depth + 1);
+        out += i + 1 < members.size() ? ",\n" : "\n";
+      }
+      out += close + "}";
+      return;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      auto items = v.get_array().value_unsafe();
+      if (items.size() == 0) {
+        out += "[]";
+        return;
+      }
+      out += "[\n";
+      size_t i = 0;
+      for (auto item : items) {
+        out += pad;
+        pretty(out, item, depth + 1);
+        out += ++i < items.size() ? ",\n" : "\n";
+      }
+      out += close + "]";
+      return;
+    }
+    case simdjson::dom::element_type::STRING: append_json_string(out, v.get_string().value_unsafe()); return;
+    case simdjson::dom::element_type::INT64: out += std::to_string(v.get_int64().value_unsafe()); return;
+    case simdjson::dom::element_type::UINT64: out += std::to_string(v.get_uint64().value_unsafe()); return;
+    case simdjson::dom::element_type::DOUBLE: out += python_float_repr(v.get_double().value_unsafe()); return;
+    case simdjson::dom::element_type::BOOL: out += v.get_bool().value_unsafe() ? "true" : "false"; return;
+    case simdjson::dom::element_type::NULL_VALUE: out += "null"; return;
+    default: out += "null"; return;  // a big integer simdjson keeps as text: not in configs
+  }
+}
+
+}  // namespace
+
+Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface) {
+  AMN_ASSIGN(auto settings, forget_settings(request, surface));
+  AMN_ASSIGN(auto forgetter, make_forgetter(settings));
+  ForgetOptions options;
+  options.forgetter = std::shared_ptr<const Forgetter>(std::move(forgetter));
+  options.skip = request.skip;
+  options.only = request.only;
+  options.strict = request.strict;
+  return plan_forget(model, options);
+}
+
+std::string forget_config_json(const Model& model, const Forgetter& forgetter) {
+  if (model.config_json.empty()) return {};
+  // The config with its quantization_config replaced, as one JSON text, then printed.
+  simdjson::dom::parser parser;
+  simdjson::dom::object config;
+  if (parser.parse(model.config_json).get_object().get(config)) return {};
+  std::string merged = "{";
+  for (auto kv : config) {
+    if (kv.key == "quantization_config") continue;
+    if (merged.size() > 1) merged += ',';
+    append_json_string(merged, kv.key);
+    merged += ':' + simdjson::to_string(kv.value);
+  }
+  if (merged.size() > 1) merged += ',';
+  merged += "\"quantization_config\":" + forgetter.quantization_config_json() + "}";
+  simdjson::dom::parser again;
+  simdjson::dom::element root;
+  if (again.parse(merged).get(root)) return {};
+  std::string out;
+  pretty(out, root, 0);
+  return out + "\n";
+}
+
+}  // namespace amn

@@ -1,0 +1,23 @@
+// The forget verb's policy, shared by every surface: a request becomes a forget plan
+// (the scheme, which tensors), and an output folder gets config.json with the
+// producer's quantization_config written in.
+#pragma once
+#include <string>
+
+#include "convert/plan_forget.h"
+#include "core/model.h"
+#include "session/request.h"
+
+namespace amn {
+
+Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface);
+
+// The input's config.json with "quantization_config" set to the forgetter's, as
+// transformers' save_pretrained writes a config (json.dumps(indent=2, sort_keys=True) and
+// a newline); "" when the input has no config.json.
+std::string forget_config_json(const Model& model, const Forgetter& forgetter);
+
+// The file name the model takes inside a forget output folder.
+inline constexpr const char* kForgetModelName = "model.safetensors";
+
+}  // namespace amn
