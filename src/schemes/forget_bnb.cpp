@@ -131,11 +131,9 @@ const Bnb4Op::Stats& Bnb4Op::stats(std::span<const uint8_t> source, DType from) 
   std::call_once(once_, [&] {
     Stats& s = stats_;
     s.absmax.resize(blocks_);
-    std::vector<float> values(kChunk);
-    std::vector<uint8_t> packed(kChunk / 2);
     const uint64_t step = std::max<uint64_t>(blocksize_, kChunk / blocksize_ * blocksize_);
-    values.resize(step);
-    packed.resize(step / 2 + 1);
+    std::vector<float> values(step);
+    std::vector<uint8_t> packed(step / 2 + 1);
     for (uint64_t e = 0; e < n_; e += step) {
       const uint64_t n = std::min(step, n_ - e);
       load_f32(source, from, e, n, values.data());
@@ -145,13 +143,9 @@ const Bnb4Op::Stats& Bnb4Op::stats(std::span<const uint8_t> source, DType from) 
       s.resolved = s.absmax;
       return;
     }
-    s.offset = lethe::torch_mean_f32(s.absmax.data(), blocks_);
-    std::vector<float> centred(blocks_);
-    for (uint64_t i = 0; i < blocks_; ++i) centred[i] = s.absmax[i] - s.offset;
     s.codes.resize(blocks_);
     s.nested_absmax.resize((blocks_ + kNestedBlocksize - 1) / kNestedBlocksize);
-    lethe::bnb_quantize_blockwise(centred.data(), blocks_, kNestedBlocksize, lethe::bnb_dynamic_map(), s.codes.data(),
-                                  s.nested_absmax.data());
+    s.offset = lethe::bnb4_double_quant(s.absmax.data(), blocks_, s.codes.data(), s.nested_absmax.data());
     s.resolved.resize(blocks_);
     quant::resolve_bnb_nested_absmax(s.codes.data(), blocks_, reinterpret_cast<const uint8_t*>(lethe::bnb_dynamic_map()),
                                      reinterpret_cast<const uint8_t*>(s.nested_absmax.data()), kNestedBlocksize,
@@ -204,9 +198,7 @@ Status Bnb4Op::run(std::span<const uint8_t> source, DType from, size_t part, uin
     if (nested_) std::memcpy(out, s.codes.data() + begin, end - begin);
     else std::memcpy(out, reinterpret_cast<const uint8_t*>(s.absmax.data()) + begin, end - begin);
   } else if (role == ".quant_map") {
-    float map[16];
-    for (int c = 0; c < 16; ++c) map[c] = quant::bnb4_codebook(type_, static_cast<uint8_t>(c));
-    std::memcpy(out, reinterpret_cast<const uint8_t*>(map) + begin, end - begin);
+    std::memcpy(out, reinterpret_cast<const uint8_t*>(lethe::bnb4_quant_map(type_)) + begin, end - begin);
   } else if (role == ".nested_absmax") {
     std::memcpy(out, reinterpret_cast<const uint8_t*>(s.nested_absmax.data()) + begin, end - begin);
   } else if (role == ".nested_quant_map") {

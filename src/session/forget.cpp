@@ -18,7 +18,9 @@ void pretty(std::string& out, simdjson::dom::element v, int depth) {
   switch (v.type()) {
     case simdjson::dom::element_type::OBJECT: {
       std::vector<std::pair<std::string_view, simdjson::dom::element>> members;
-      for (auto kv : v.get_object().value_unsafe()) members.emplace_back(kv.key, kv.value);
+      simdjson::dom::object object;
+      if (v.get_object().get(object)) return;
+      for (auto kv : object) members.emplace_back(kv.key, kv.value);
       std::stable_sort(members.begin(), members.end(), [](auto& a, auto& b) { return a.first < b.first; });
       if (members.empty()) {
         out += "{}";
@@ -36,7 +38,8 @@ void pretty(std::string& out, simdjson::dom::element v, int depth) {
       return;
     }
     case simdjson::dom::element_type::ARRAY: {
-      auto items = v.get_array().value_unsafe();
+      simdjson::dom::array items;
+      if (v.get_array().get(items)) return;
       if (items.size() == 0) {
         out += "[]";
         return;
