@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "schemes/forget_util.h"
 #include "kernels/cast.h"
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/quant/bnb.h"
@@ -19,16 +20,6 @@ using quant::Bnb4Type;
 constexpr uint64_t kNestedBlocksize = 256;  // functional.quantize_4bit: quantize_blockwise(..., blocksize=256)
 constexpr uint64_t kChunk = 1u << 16;       // elements converted to F32 at a time
 
-// `n` source elements from element `first`, as F32 (exact for F16 / BF16 / F32).
-void load_f32(std::span<const uint8_t> source, DType from, uint64_t first, uint64_t n, float* out) {
-  const uint64_t size = dtype_info(from).block_bytes;
-  if (from == DType::F32) {
-    std::memcpy(out, source.data() + first * size, n * sizeof(float));
-  } else {
-    cast_floats(from, DType::F32, source.data() + first * size, reinterpret_cast<uint8_t*>(out), n);
-  }
-}
-
 std::string_view torch_dtype_name(DType t) {
   switch (t) {
     case DType::BF16: return "bfloat16";
@@ -37,28 +28,6 @@ std::string_view torch_dtype_name(DType t) {
   }
 }
 
-std::string base_of(const std::string& name) {
-  return name.ends_with(".weight") ? name.substr(0, name.size() - 7) : name;
-}
-
-// Lethe sums kept by piece start, combined in that order.
-class SumsByPiece {
- public:
-  void put(uint64_t begin, const LetheSums& s) {
-    std::lock_guard lock(mutex_);
-    sums_[begin] = s;
-  }
-  LetheSums total() const {
-    std::lock_guard lock(mutex_);
-    LetheSums all;
-    for (const auto& [_, s] : sums_) all.add(s);
-    return all;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<uint64_t, LetheSums> sums_;
-};
 
 // ---- 4-bit ----
 
@@ -216,7 +185,7 @@ Status Bnb4Op::run(std::span<const uint8_t> source, DType from, size_t part, uin
 class Int8Op final : public EncodeOp {
  public:
   explicit Int8Op(const TensorRecord& t) : rows_(t.shape[0]), cols_(t.shape[1]) {
-    const std::string base = base_of(t.name);
+    const std::string base = module_of(t.name);
     specs_.push_back({t.name, DType::I8, {rows_, cols_}, rows_ * cols_});
     specs_.push_back({base + ".SCB", DType::F32, {rows_}, rows_ * 4});
     specs_.push_back({base + ".weight_format", DType::U8, {}, 1});
@@ -261,29 +230,13 @@ class Int8Op final : public EncodeOp {
 
 // ---- the forgetter: transformers' choice of layers ----
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 class BnbForgetter final : public Forgetter {
  public:
   BnbForgetter(std::string scheme, uint64_t blocksize, bool nested)
       : scheme_(std::move(scheme)), blocksize_(blocksize), nested_(nested) {}
 
-  // replace_with_bnb_linear converts nn.Linear layers but the output layer
-  // (get_keys_to_not_convert: lm_head); embeddings and norms are not nn.Linear. From a
-  // file, a Linear weight is a 2-D "*.weight" that is neither an embedding nor the head.
-  std::string default_keep_reason(const TensorRecord& t) const override {
-    const std::string_view n = t.name;
-    if (!n.ends_with(".weight")) return "not a layer weight";
-    if (t.shape.size() != 2) return "not a 2-D linear weight";
-    if (contains(n, "embed") || n.ends_with("wte.weight") || n.ends_with("wpe.weight") || n == "shared.weight" ||
-        n == "token_embd.weight") {
-      return "an embedding (transformers quantizes nn.Linear layers only)";
-    }
-    if (n == "lm_head.weight" || n.ends_with(".lm_head.weight") || n == "output.weight") {
-      return "the output layer (transformers keeps lm_head)";
-    }
-    return {};
-  }
+  std::string default_keep_reason(const TensorRecord& t) const override { return linear_keep_reason(t); }
 
   std::string cannot_hold(const TensorRecord& t) const override {
     if (!is_forgettable_dtype(t.dtype) || !t.block_type.empty()) {
