@@ -2,6 +2,8 @@
 // for every parser (GGUF, ZIP, NPY, pickle, torch's legacy storages).
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace amn {
 
@@ -30,5 +32,14 @@ inline int64_t sign_extend(uint64_t v, unsigned bytes) {
 inline uint16_t load_le16(const uint8_t* p) { return static_cast<uint16_t>(load_le(p, 2)); }
 inline uint32_t load_le32(const uint8_t* p) { return static_cast<uint32_t>(load_le(p, 4)); }
 inline uint64_t load_le64(const uint8_t* p) { return load_le(p, 8); }
+
+// std::bit_cast, which Emscripten 3.1.6's libc++ lacks.
+template <class To, class From>
+To bit_cast(From from) {
+  static_assert(sizeof(To) == sizeof(From) && std::is_trivially_copyable_v<From>);
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
 
 }  // namespace amn

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/bytes.h"
 #include "kernels/cast.h"
 
 namespace amn {
@@ -19,14 +20,6 @@ bool can_cast_floats(DType from, DType to) {
 namespace scalar {
 namespace {
 
-// std::bit_cast is missing from Emscripten 3.1.6's libc++.
-template <class To, class From>
-To bit_cast(From from) {
-  static_assert(sizeof(To) == sizeof(From) && std::is_trivially_copyable_v<From>);
-  To to;
-  std::memcpy(&to, &from, sizeof to);
-  return to;
-}
 uint32_t bits_of(float f) { return bit_cast<uint32_t>(f); }
 float float_of(uint32_t u) { return bit_cast<float>(u); }
 

@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/bytes.h"
+
 #include "kernels/cast.h"
 
 namespace amn::lethe {
@@ -281,7 +283,7 @@ const float* bnb_dynamic_map() {
   };
   static const std::array<float, 256> map = [] {
     std::array<float, 256> m{};
-    for (int i = 0; i < 256; ++i) m[i] = std::bit_cast<float>(kBits[i]);
+    for (int i = 0; i < 256; ++i) m[i] = bit_cast<float>(kBits[i]);
     return m;
   }();
   return map.data();

@@ -5,13 +5,15 @@
 #include <bit>
 #include <cmath>
 
+#include "core/bytes.h"
+
 namespace amn::lethe {
 
 uint8_t f32_to_e4m3fn(float x) {
   // c10/util/Float8_e4m3fn.h fp8e4m3fn_from_fp32_value, statement by statement.
   constexpr uint32_t fp8_max = UINT32_C(1087) << 20;  // 480.0f
   constexpr uint32_t denorm_mask = UINT32_C(141) << 23;
-  uint32_t f_bits = std::bit_cast<uint32_t>(x);
+  uint32_t f_bits = bit_cast<uint32_t>(x);
   uint8_t result = 0;
   const uint32_t sign = f_bits & UINT32_C(0x80000000);
   f_bits ^= sign;
@@ -19,7 +21,7 @@ uint8_t f32_to_e4m3fn(float x) {
     result = 0x7f;
   } else if (f_bits < (UINT32_C(121) << 23)) {
     // below 2^-6: add 2^(141-127) so the FPU rounds the subnormal mantissa
-    f_bits = std::bit_cast<uint32_t>(std::bit_cast<float>(f_bits) + std::bit_cast<float>(denorm_mask));
+    f_bits = bit_cast<uint32_t>(bit_cast<float>(f_bits) + bit_cast<float>(denorm_mask));
     result = static_cast<uint8_t>(f_bits - denorm_mask);
   } else {
     const uint8_t mant_odd = (f_bits >> 20) & 1;

@@ -1,0 +1,174 @@
+// `amn forget` as a process, native and Node: every tensor byte-identical with what the
+// producers' own code wrote (fixtures/lethe/*/README.md), both CLIs printing the same
+// bytes, the output read back by amn, and misuse refused as usage errors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, existsSync } from 'node:fs';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../support/helpers.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const AMN = join(root, 'build/native/amn');
+const NODE_AMN = join(root, 'npm/bin/amn.js');
+const fx = (p) => join(root, 'fixtures', p);
+
+function run(cli, args) {
+  const r = cli === 'native'
+    ? spawnSync(AMN, args, { encoding: 'utf8' })
+    : spawnSync(process.execPath, [NODE_AMN, ...args], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+// Tensor bytes by name, through plain JSON.parse of the header (an independent reader).
+function tensorsOf(path) {
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    out[name] = { dtype: t.dtype, shape: t.shape, bytes: buf.subarray(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]) };
+  }
+  return out;
+}
+
+// Runs forget with `args` on both CLIs into one file each; checks that every expected
+// tensor whose name starts with one of `prefixes` is byte-identical, and that both CLIs
+// wrote the same file and printed the same lines.
+function forgetMatches(input, expected, args, prefixes) {
+  const dir = scratchDir('amn-forget-');
+  const outs = {};
+  for (const cli of ['native', 'node']) {
+    const out = join(dir, `${cli}.safetensors`);
+    const r = run(cli, ['forget', fx(input), ...args, '-o', out]);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    outs[cli] = { path: out, text: r.out.replaceAll(out, 'OUT'), err: r.err };
+  }
+  assert.equal(outs.node.text, outs.native.text);
+  assert.equal(outs.node.err, outs.native.err);
+  assert.deepEqual(readFileSync(outs.node.path), readFileSync(outs.native.path));
+  const got = tensorsOf(outs.native.path);
+  const want = tensorsOf(fx(expected));
+  let compared = 0;
+  for (const [name, t] of Object.entries(want)) {
+    if (!prefixes.some((p) => name.startsWith(p))) continue;
+    assert.ok(got[name], `missing ${name}`);
+    assert.equal(got[name].dtype, t.dtype, name);
+    assert.deepEqual(got[name].shape, t.shape, name);
+    assert.ok(got[name].bytes.equals(t.bytes), `${name}: bytes differ from the producer's`);
+    compared++;
+  }
+  assert.ok(compared > 0, 'compared no tensor');
+  return { out: outs.native.path, text: outs.native.text };
+}
+
+test('the binary exists (build it with `make native`)', () => {
+  assert.ok(existsSync(AMN), `${AMN} is missing`);
+});
+
+test('nf4 with double quantization: bitsandbytes\' bytes, every weight', () => {
+  const r = forgetMatches('lethe/bnb/nf4_dq.input.safetensors', 'lethe/bnb/nf4_dq.safetensors',
+    ['--scheme', 'nf4', '--double-quant'], ['model.']);
+  assert.match(r.text, /forgot 5 of 5 tensors as bitsandbytes nf4, blocksize 64, double quantization/);
+  // amn reads what it wrote, as the quantized scheme it is.
+  const back = run('native', ['inspect', '--json', r.out]);
+  assert.equal(back.code, 0, back.err);
+  const info = JSON.parse(back.out);
+  assert.equal(info.logical.length, 5);
+  assert.ok(info.logical.every((l) => l.scheme === 'bnb-nf4'));
+});
+
+test('nf4 and fp4 without double quantization: ties, zeros, subnormals, Inf and NaN blocks', () => {
+  for (const type of ['nf4', 'fp4']) {
+    forgetMatches('lethe/bnb/plain4.input.safetensors', 'lethe/bnb/plain4.safetensors',
+      ['--scheme', type, '--only', `*.${type}.*`], [`model.layers.0.${type}.`]);
+  }
+});
+
+test('blocksizes 32, 128 and 4096, nested and not', () => {
+  const cases = [
+    ['q_proj', ['--scheme', 'nf4', '--blocksize', '32']],
+    ['k_proj', ['--scheme', 'fp4', '--blocksize', '128', '--double-quant']],
+    ['up_proj', ['--scheme', 'nf4', '--blocksize', '4096', '--double-quant']],
+    ['down_proj', ['--scheme', 'fp4', '--blocksize', '4096']],
+    ['o_proj', ['--scheme', 'fp4', '--blocksize', '32', '--double-quant']],
+  ];
+  for (const [layer, args] of cases) {
+    const group = ['up_proj', 'down_proj'].includes(layer) ? 'mlp' : 'self_attn';
+    const prefix = `model.layers.1.${group}.${layer}.`;
+    forgetMatches('lethe/bnb/blocksizes.input.safetensors', 'lethe/bnb/blocksizes.safetensors',
+      [...args, '--only', `${prefix}*`], [prefix]);
+  }
+});
+
+test('int8 (LLM.int8()): codes, SCB and weight_format', () => {
+  forgetMatches('lethe/bnb/int8.input.safetensors', 'lethe/bnb/int8.safetensors', ['--scheme', 'int8'], ['model.']);
+});
+
+test('fp8-block: transformers\' FineGrainedFP8 bytes', () => {
+  forgetMatches('lethe/fp8/block.input.safetensors', 'lethe/fp8/block.safetensors', ['--scheme', 'fp8-block'], ['model.']);
+});
+
+test('a folder with config.json: the producer\'s quantization_config, transformers\' choice of layers', () => {
+  const dir = scratchDir('amn-forget-');
+  const texts = {};
+  for (const cli of ['native', 'node']) {
+    const out = join(dir, `${cli}-out`);
+    const r = run(cli, ['forget', fx('models/tiny-mlp'), '--scheme', 'nf4', '-o', out]);
+    assert.equal(r.code, 0, r.err);
+    texts[cli] = r.out.replaceAll(out, 'OUT');
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    assert.equal(config.quantization_config.quant_method, 'bitsandbytes');
+    assert.equal(config.quantization_config.bnb_4bit_quant_type, 'nf4');
+    assert.equal(config.model_type, 'tiny-mlp');
+    const t = tensorsOf(join(out, 'model.safetensors'));
+    assert.equal(t['model.layers.0.fc1.weight'].dtype, 'U8');         // a Linear weight: quantized
+    assert.equal(t['model.embed_tokens.weight'].dtype, 'F32');        // an embedding: kept
+    assert.equal(t['model.layers.0.norm.weight'].dtype, 'F32');       // 1-D: kept
+  }
+  assert.equal(texts.node, texts.native);
+  assert.match(texts.native, /kept 2 as stored \(an embedding/);
+});
+
+test('--json: the Lethe distance per tensor and for the model, the same from both CLIs', () => {
+  const dir = scratchDir('amn-forget-');
+  const docs = {};
+  for (const cli of ['native', 'node']) {
+    const r = run(cli, ['forget', fx('lethe/bnb/int8.input.safetensors'), '--scheme', 'int8', '--json', '-o', join(dir, `${cli}.safetensors`)]);
+    assert.equal(r.code, 0, r.err);
+    docs[cli] = r.out;
+  }
+  assert.equal(docs.node, docs.native);
+  const doc = JSON.parse(docs.native);
+  assert.equal(doc.tensors.length, 3);
+  for (const t of doc.tensors) {
+    assert.equal(t.quantized, true);
+    assert.ok(t.bits_after < t.bits_before);
+    assert.ok(t.cosine > 0.99 && t.cosine <= 1, `${t.name} cosine ${t.cosine}`);
+    assert.ok(t.rmse > 0 && t.max_abs_error >= t.mae);
+  }
+  assert.equal(doc.model.quantized, 3);
+  assert.equal(doc.model.bytes_saved, doc.model.bytes_before - doc.model.bytes_after);
+});
+
+test('misuse is a usage error (exit 2, one line); a quantized input is refused', () => {
+  const input = fx('lethe/bnb/int8.input.safetensors');
+  for (const args of [
+    ['--scheme', 'q9'],                         // unknown scheme
+    ['--scheme', 'nf4', '--blocksize', '48'],   // not a power of two
+    ['--scheme', 'nf4', '--blocksize', '8192'], // too large
+    ['--scheme', 'int8', '--blocksize', '64'],  // int8 has none
+    [],                                          // no scheme
+  ]) {
+    for (const cli of ['native', 'node']) {
+      const r = run(cli, ['forget', input, ...args, '-o', '/nonexistent/x.safetensors']);
+      assert.equal(r.code, 2, `${cli} ${args.join(' ')}: ${r.err}`);
+      assert.match(r.err, /^amn: usage error: /);
+    }
+  }
+  const q = run('native', ['forget', fx('quantized/bnb/nf4.safetensors'), '--scheme', 'nf4', '-o', '/nonexistent/x.safetensors']);
+  assert.equal(q.code, 1);
+  assert.match(q.err, /already quantized/);
+});

@@ -1,0 +1,121 @@
+// forget through the session, sans-IO (the path the npm package and the page drive):
+// prepares and pieces fed exactly the bytes they ask for, the output's tensors equal to
+// the producers' (fixtures/lethe), the choice of tensors, and Python's float repr.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "core/json.h"
+#include "session/open.h"
+#include "session/session.h"
+#include "support.h"
+
+using namespace amn;
+using amn::test::fixture_path;
+using amn::test::read_file;
+
+namespace {
+
+// Runs `step` until it stops asking for bytes, feeding each range from `file`.
+Status feed(Session& s, const std::vector<uint8_t>& file, const std::function<Status()>& step) {
+  for (int round = 0; round < 8; ++round) {
+    Status st = step();
+    if (st || st.error().code != ErrorCode::need_bytes) return st;
+    for (const auto& r : st.error().need_bytes) {
+      SparseSource::Buffer b(static_cast<uint8_t*>(std::malloc(r.length)), [](uint8_t* p) { std::free(p); });
+      std::memcpy(b.get(), file.data() + r.offset, r.length);
+      REQUIRE(s.add_bytes(r.file, r.offset, std::move(b), r.length));
+    }
+  }
+  return make_error(ErrorCode::internal, "too many rounds");
+}
+
+// The whole output of a forget planned from `request`, as the JS side writes it.
+std::vector<uint8_t> forget_bytes(const std::string& input, const std::string& request, Session& s) {
+  const auto file = read_file(fixture_path(input));
+  s.add_file("model.safetensors", file.size());
+  REQUIRE(feed(s, file, [&] { return s.parse(); }));
+  REQUIRE(s.plan_forget(request));
+  for (size_t i = 0; i < s.prepare_count(); ++i) REQUIRE(feed(s, file, [&] { return s.run_prepare(i); }));
+  REQUIRE(s.finish_prepared());
+  std::vector<uint8_t> out = s.output_header();
+  for (size_t i = 0; i < s.piece_count(); ++i) {
+    REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
+    out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
+    s.release_data();
+  }
+  return out;
+}
+
+// name -> bytes of a safetensors file in memory.
+std::map<std::string, std::vector<uint8_t>> tensors_of(const std::vector<uint8_t>& file) {
+  FileSet set;
+  set.add("x.safetensors", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));
+  auto m = open_model(set, {});
+  REQUIRE(m);
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const auto& t : m->tensors) {
+    out[t.name] = std::vector<uint8_t>(file.begin() + t.offset, file.begin() + t.offset + t.nbytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("forget, sans-IO: double-quantized NF4 equals bitsandbytes' bytes", "[forget]") {
+  Session s("");
+  const auto out = forget_bytes("lethe/bnb/nf4_dq.input.safetensors", R"({"scheme":"nf4","doubleQuant":true})", s);
+  const auto got = tensors_of(out);
+  const auto want = tensors_of(read_file(fixture_path("lethe/bnb/nf4_dq.safetensors")));
+  REQUIRE(got.size() == want.size());
+  for (const auto& [name, bytes] : want) {
+    INFO(name);
+    REQUIRE(got.count(name));
+    CHECK(got.at(name) == bytes);
+  }
+  const std::string report = s.forget_report_json();
+  CHECK(report.find("\"quantized\":5") != std::string::npos);
+}
+
+TEST_CASE("forget: --skip, --only and --strict choose the tensors", "[forget]") {
+  Session a("");
+  forget_bytes("lethe/bnb/int8.input.safetensors", R"({"scheme":"int8","skip":["*.up_proj.*"]})", a);
+  CHECK(a.forget_report_json().find("\"kept_because\":\"--skip\"") != std::string::npos);
+  Session b("");
+  forget_bytes("lethe/bnb/int8.input.safetensors", R"({"scheme":"int8","only":"*.down_proj.*"})", b);
+  CHECK(b.forget_report_json().find("\"quantized\":1,") != std::string::npos);
+  // fp8-block cannot hold a 37x99 weight (transformers refuses it): kept with a warning, or
+  // refused with strict.
+  Session c("");
+  forget_bytes("lethe/bnb/int8.input.safetensors", R"({"scheme":"fp8-block"})", c);
+  CHECK(c.forget_report_json().find("kept 'model.layers.0.mlp.up_proj.weight' as stored") != std::string::npos);
+  Session d("");
+  const auto file = read_file(fixture_path("lethe/bnb/int8.input.safetensors"));
+  d.add_file("model.safetensors", file.size());
+  REQUIRE(feed(d, file, [&] { return d.parse(); }));
+  auto st = d.plan_forget(R"({"scheme":"fp8-block","strict":true})");
+  REQUIRE_FALSE(st);
+  CHECK(st.error().code == ErrorCode::invalid_argument);
+  CHECK(d.plan_forget(R"({"scheme":"nf4","blocksize":48})").error().message.rfind("blocksize 48", 0) == 0);
+  CHECK(d.plan_forget(R"({"scheme":"mlx"})").error().code == ErrorCode::unsupported);
+  CHECK(d.plan_forget(R"({"scheme":"q9"})").error().code == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("python_float_repr writes what Python's repr() writes", "[forget]") {
+  CHECK(python_float_repr(0.0) == "0.0");
+  CHECK(python_float_repr(-0.0) == "-0.0");
+  CHECK(python_float_repr(1.0) == "1.0");
+  CHECK(python_float_repr(100.0) == "100.0");
+  CHECK(python_float_repr(0.1) == "0.1");
+  CHECK(python_float_repr(1e-05) == "1e-05");
+  CHECK(python_float_repr(0.0001) == "0.0001");
+  CHECK(python_float_repr(1.5e16) == "1.5e+16");
+  CHECK(python_float_repr(1234567890123456.0) == "1234567890123456.0");
+  CHECK(python_float_repr(static_cast<double>(0.05374461f)) == "0.0537446103990078");  // float32 -> double
+  CHECK(python_float_repr(5e-324) == "5e-324");
+  CHECK(python_float_repr(1.7976931348623157e308) == "1.7976931348623157e+308");
+  CHECK(python_float_repr(-2.5e-7) == "-2.5e-07");
+}
