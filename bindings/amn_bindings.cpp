@@ -103,6 +103,7 @@ std::string output_refusal(const std::string& kind, const std::string& target, c
   return amn::status_json(&e);
 }
 std::string config_file_names() { return amn::config_file_names_json(); }
+std::string forget_schemes() { return amn::forget_schemes_json(); }
 
 }  // namespace
 
@@ -111,6 +112,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("activeImpl", &active_impl);
   emscripten::function("errorCodes", &error_codes);
   emscripten::function("configFileNames", &config_file_names);
+  emscripten::function("forgetSchemes", &forget_schemes);
   emscripten::function("modelFilesInFolder", &model_files_in_folder);
   emscripten::function("parseCommandLine", &parse_command_line);
   emscripten::function("usageErrorText", &amn::usage_error_text);

@@ -265,6 +265,65 @@ export interface ConvertResult {
   path?: string;
 }
 
+/** The schemes forget() writes (docs/cli.md "Forget"). */
+export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block';
+
+export interface ForgetOptions {
+  /** What to quantize to, as its producer would (required). */
+  scheme: ForgetScheme;
+  /** nf4 / fp4: elements per absmax block, a power of two from 32 to 4096 (default 64). */
+  blocksize?: number;
+  /** nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics). */
+  doubleQuant?: boolean;
+  /** Name globs kept as stored. */
+  skip?: string | string[];
+  /** Name globs quantized instead of the producer's own choice. */
+  only?: string | string[];
+  /** Fail when a chosen tensor cannot be quantized (else it is kept, with a warning). */
+  strict?: boolean;
+  overwrite?: boolean;
+  sync?: boolean;
+  onProgress?: (progress: Progress) => void;
+  signal?: AbortSignal;
+}
+
+/** What forgetting lost: one entry per input tensor, and the model (docs/json-schema.md). */
+export interface LetheStats {
+  mae: number; rmse: number; max_abs_error: number;
+  /** null: an exact copy (infinite SNR). */
+  snr_db: number | null;
+  cosine: number; non_finite: number;
+}
+export interface LetheTensor extends Partial<LetheStats> {
+  name: string; shape: number[]; dtype: DType; quantized: boolean;
+  bytes_before: number; bytes_after: number; bits_before: number; bits_after: number;
+  /** Kept tensors: why (the producer's rule, --skip, or a warning's reason). */
+  kept_because?: string;
+}
+export interface LetheReport {
+  scheme: string;
+  tensors: LetheTensor[];
+  model: LetheStats & { quantized: number; kept: number; bytes_before: number; bytes_after: number;
+    bytes_saved: number; bits_before: number; bits_after: number };
+  warnings: string[];
+}
+
+export interface ForgetResult {
+  /** Bytes of the model file (headers included). */
+  bytes: number;
+  tensors: number;
+  /** The parsed report, the JSON text `amn forget --json` prints, and the CLI's table. */
+  lethe: LetheReport;
+  letheJson: string;
+  letheText: string;
+  /** A folder output: its files (model.safetensors, config.json). */
+  files?: { name: string; bytes: number; output: ConvertResult | Blob | Uint8Array }[];
+  /** The final path, for a Node path sink. */
+  path?: string;
+  /** Without a path sink: what the sink returned (a Blob in browsers, a Uint8Array in Node). */
+  output?: Blob | Uint8Array | ConvertResult;
+}
+
 export declare class Model {
   private constructor();
   /** The parsed model-info document. */
@@ -285,14 +344,22 @@ export declare class Model {
   convert(options: ConvertOptions & { sink: Sink }): Promise<ConvertResult | ShardedConvertResult>;
   /** Without a sink: the whole file, as a Blob (browser) or a Uint8Array (Node). */
   convert(options?: ConvertOptions & { sink?: undefined }): Promise<Blob | Uint8Array>;
+  /** Quantizes the model as the scheme's producer would, streamed: into `sink` (one
+   *  safetensors file; in Node a folder path not ending in .safetensors writes the folder
+   *  with config.json), or each file of that folder through `openShard`. */
+  forget(options: ForgetOptions & { sink?: Sink; openShard?: OpenShard }): Promise<ForgetResult>;
   /** The default output name both CLIs give this conversion: "<stem>-bf16.safetensors". */
-  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; sharded?: boolean }): string;
+  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; sharded?: boolean; scheme?: ForgetScheme }): string;
   /** Frees the core session and closes files. */
   close(): Promise<void>;
 }
 
 /** Parses the model's headers (never its tensor data) and returns a Model. */
 export declare function open(source: Source, options?: OpenOptions): Promise<Model>;
+
+/** The schemes forget() knows, from the core (docs/cli.md "Forget"); `available` false:
+ *  named, not built yet. */
+export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean }[]>;
 
 /** The core's version string (loads the WASM module). */
 export declare function version(): Promise<string>;

@@ -22,6 +22,8 @@ export function makeApi({ instantiate, resolveExtra, openSink }) {
     open: (source, options = {}) => openModel(loadCore, source, options, { resolveExtra, openSink }),
     version: async () => (await loadCore()).version(),
     implementation: async () => (await loadCore()).activeImpl(),
+    /** The schemes forget() knows, from the core: [{ name, producer, available }]. */
+    forgetSchemes: async () => JSON.parse((await loadCore()).forgetSchemes()),
     // The loaded core itself, for the package's own Node CLI (bin/amn.js): not public API.
     loadCore,
   };

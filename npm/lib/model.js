@@ -206,11 +206,13 @@ export class Model {
 
   /** The default output name, as both CLIs name it: outputName({ to: 'gguf', dtype: 'f16' })
    *  is "<stem>-f16.gguf" for the model's entry file (a folder name for a sharded output). */
-  outputName({ to = 'safetensors', dtype, sharded = false } = {}) {
+  outputName({ to = 'safetensors', dtype, sharded = false, scheme } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
+    // forget({ scheme }) into one sink: "<stem>-nf4.safetensors".
+    const request = scheme === undefined ? { to, dtype: dtype ?? null } : { verb: 'forget', scheme };
     const plan = JSON.parse(this.#M.outputPlan(JSON.stringify({
-      request: { to, dtype: dtype ?? null }, surface: 'api', shardedInput: Boolean(sharded && this.info.sharded),
-      destination: 'path', place: { entry },
+      request, surface: 'api', shardedInput: Boolean(sharded && this.info.sharded),
+      destination: scheme === undefined ? 'path' : 'single', place: { entry },
     })));
     if (plan.ok === false) throw errorFromStatus(plan);
     return plan.name;

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include "core/json.h"
+#include "schemes/forget.h"
 #include "session/open.h"
 
 namespace amn {
@@ -76,6 +77,16 @@ std::vector<std::string> strings_from_json(std::string_view json) {
     if (!v.get_string().get(s)) out.emplace_back(s);
   }
   return out;
+}
+
+std::string forget_schemes_json() {
+  JsonWriter w;
+  w.begin_array();
+  for (const auto& row : forget_scheme_rows()) {
+    w.begin_object().key("name").value(row.name).key("producer").value(row.producer);
+    w.key("available").value(row.available).end_object();
+  }
+  return w.end_array().take();
 }
 
 }  // namespace amn

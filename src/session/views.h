@@ -27,4 +27,7 @@ std::string config_file_names_json();
 // A JSON array of strings (a surface's list of names, argv); anything else: empty.
 std::vector<std::string> strings_from_json(std::string_view json);
 
+// The forget schemes (schemes/forget.h): [{"name","producer","available"}].
+std::string forget_schemes_json();
+
 }  // namespace amn

@@ -10,6 +10,7 @@ import { renderSummary } from './summary.js';
 import { displayTensors } from './tensors.js';
 import { TensorTable, rowButton } from './tensor-table.js';
 import { TensorView } from './tensor-view.js';
+import { ForgetPanel } from './forget.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -61,6 +62,19 @@ const detail = new TensorView({
   returnFocus: (name) => (rowButton($('tensor-body'), name) ?? $('tensor-scroll')).focus(),
 });
 
+const forget = new ForgetPanel({
+  core,
+  startJob: (label, job) => startJob(label, job),
+  showProgress: (verb, p) => showProgress(verb, p),
+  showError: (action, error) => showError(action, error),
+  hideError: () => hideError(),
+  offerDownload: (blob, name) => {
+    const span = document.createElement('span');
+    span.append(...downloadLine(blob, name));
+    return span;
+  },
+});
+
 const state = {
   info: null,       // the open model's info JSON
   job: null,        // the running request { promise, cancel }
@@ -83,11 +97,13 @@ function startJob(label, job) {
   ui.activityProgress.removeAttribute('value'); // indeterminate until progress arrives
   ui.activity.hidden = false;
   ui.convertButton.disabled = true;
+  forget.setBusy(true);
   return job.promise.finally(() => {
     if (state.job === job) {
       state.job = null;
       ui.activity.hidden = true;
       ui.convertButton.disabled = false;
+      forget.setBusy(false);
     }
   });
 }
@@ -156,6 +172,7 @@ function showModel(info) {
   // Only a quantized model has tensors that stay as they are unless asked.
   ui.castAllLabel.hidden = !(info.logical?.length > 0);
   ui.castAll.checked = false;
+  forget.show(info);
 }
 
 ui.fileInput.addEventListener('change', () => {
@@ -277,13 +294,19 @@ function showConvertResult(text, ...extra) {
 }
 
 function offerDownload(blob, name) {
+  showConvertResult(...downloadLine(blob, name));
+}
+
+// "<name> (<size>) is ready. Download again": the download starts now; the link repeats it.
+function downloadLine(blob, name) {
+  if (state.downloadUrl) URL.revokeObjectURL(state.downloadUrl);
   state.downloadUrl = URL.createObjectURL(blob);
   const link = document.createElement('a');
   link.href = state.downloadUrl;
   link.download = name;
   link.textContent = 'Download again';
-  showConvertResult(`${name} (${formatBytes(blob.size)}) is ready. `, link);
   link.click();
+  return [`${name} (${formatBytes(blob.size)}) is ready. `, link];
 }
 
 // ---- converting a sharded model: every shard and the index ----

@@ -7,6 +7,8 @@
 //                                                            dtype '' keeps; FileSystemFileHandle)
 //               { type: 'convertShards', id, dtype, castAll, dirHandle? }   a sharded model as
 //                                                            its shards + index (FileSystemDirectoryHandle)
+//               { type: 'forget',  id, scheme, blocksize?, doubleQuant?, skip? }  quantized, as a
+//                                                            download, with its Lethe report
 //               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js)
 //               { type: 'cancel',  id }
 // Messages out: { type: 'progress', id, done, total }
@@ -14,7 +16,7 @@
 //               { type: 'error',    id, error: { code, message, offset } }
 // New operations are one more handler.
 
-import { init, open } from 'anamnesis';
+import { forgetSchemes, init, open } from 'anamnesis';
 import { summarize } from './tensor-stats.js';
 
 const PROGRESS_INTERVAL_MS = 100;
@@ -41,7 +43,26 @@ const handlers = {
         outputNames[`${to}:${dtype}`] = model.outputName({ to, dtype: dtype === 'keep' ? undefined : dtype });
       }
     }
-    return { ...model.info, outputNames };
+    const schemes = await forgetSchemes();
+    for (const s of schemes) outputNames[`forget:${s.name}`] = model.outputName({ scheme: s.name });
+    return { ...model.info, outputNames, forgetSchemes: schemes };
+  },
+
+  // Quantizes the model into a Blob built as the bytes arrive (one safetensors file), and
+  // returns it with the Lethe report (what was lost, per tensor).
+  async forget({ scheme, blocksize, doubleQuant = false, skip = [] }, { signal, progress }) {
+    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    const target = new BlobCollector();
+    const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
+    let result;
+    try {
+      result = await model.forget({ scheme, blocksize, doubleQuant, skip, sink, signal, onProgress: progress });
+    } catch (err) {
+      await target.abort();
+      throw err;
+    }
+    const blob = target.finish();
+    return { blob, bytes: blob.size, lethe: result.lethe };
   },
 
   // Streams the converted model into a file chosen by the user (File System Access) or,

@@ -1,0 +1,57 @@
+// The page's Forget panel in Debian's chromium: the core's schemes offered, a quantized
+// download whose tensors are bitsandbytes' own bytes (fixtures/lethe/bnb), and the Lethe
+// table per tensor, sortable.
+//   node --test tests_js/browser/
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FIXTURES, tempDir } from '../support/helpers.js';
+import { parseSafetensors, settled, startHarness } from './harness.js';
+
+let harness;
+before(async () => { harness = await startHarness(); });
+after(async () => { await harness?.close(); });
+
+test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was lost', { timeout: 90_000 }, async (t) => {
+  const input = join(FIXTURES, 'lethe/bnb/nf4_dq.input.safetensors');
+  const want = parseSafetensors(new Uint8Array(await readFile(join(FIXTURES, 'lethe/bnb/nf4_dq.safetensors'))));
+  const dir = await tempDir(t, 'amn-web-forget-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(input) }]);
+    assert.equal(await settled(page), 'model');
+    const offered = await page.$$eval('#forget-scheme option', (os) => os.map((o) => o.value));
+    assert.ok(offered.includes('nf4') && offered.includes('int8') && offered.includes('fp8-block'), offered.join());
+    assert.ok(!offered.includes('mlx'), 'a scheme not built yet is not offered');
+    await page.selectOption('#forget-scheme', 'nf4');
+    assert.ok(await page.isVisible('#forget-blocksize'));
+    await page.setChecked('#forget-double-quant', true);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    assert.equal(download.suggestedFilename(), 'model-nf4.safetensors');
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const got = parseSafetensors(new Uint8Array(await readFile(path)));
+    const names = Object.keys(want.header).filter((n) => n !== '__metadata__');
+    assert.equal(Object.keys(got.header).filter((n) => n !== '__metadata__').length, names.length);
+    for (const n of names) {
+      const a = got.header[n]; const b = want.header[n];
+      assert.ok(a, `${n} written`);
+      assert.equal(a.dtype, b.dtype, n);
+      assert.ok(Buffer.from(got.data.subarray(...a.data_offsets)).equals(Buffer.from(want.data.subarray(...b.data_offsets))),
+        `${n}: bitsandbytes' bytes`);
+    }
+    // The Lethe table: one row per quantized weight; sorting by SNR orders the rows.
+    await page.waitForSelector('#lethe:not([hidden])');
+    const rows = () => page.$$eval('#lethe-body tr', (trs) => trs.map((tr) => ({
+      name: tr.dataset.name, snr: Number(tr.children[5].textContent), cosine: Number(tr.children[6].textContent),
+    })));
+    const before = await rows();
+    assert.equal(before.length, 5);
+    for (const r of before) assert.ok(r.cosine > 0.98 && r.cosine <= 1 && r.snr > 10, JSON.stringify(r));
+    await page.click('#lethe-table th[data-key="snr_db"] button');
+    const sorted = (await rows()).map((r) => r.snr);
+    assert.deepEqual(sorted, [...sorted].sort((a, b) => a - b));
+    assert.equal(await page.getAttribute('#lethe-table th[data-key="snr_db"]', 'aria-sort'), 'ascending');
+    assert.match(await page.textContent('#lethe-summary'), /5 of 5 tensors quantized/);
+  });
+});

@@ -1,0 +1,129 @@
+// The Forget panel: quantize the open model as a producer would (the schemes and their
+// rules are the core's: the worker sends the list), stream it to a download, then show
+// what was lost per tensor (the Lethe distance), sortable.
+
+import { formatBytes } from './format.js';
+
+const $ = (id) => document.getElementById(id);
+
+// Numbers as the CLI's table prints them: errors in 3 significant digits, SNR and cosine
+// fixed. An exact copy has an infinite SNR (null in the JSON).
+const sci = (v) => (typeof v === 'number' ? String(Number(v.toPrecision(3))) : '–');
+const fixed = (v, d) => (v === null ? '∞' : typeof v === 'number' ? v.toFixed(d) : '–');
+
+export class ForgetPanel {
+  // page: { core, startJob, showProgress, showError, hideError, offerDownload }
+  constructor(page) {
+    this.page = page;
+    this.ui = {
+      form: $('forget-form'), scheme: $('forget-scheme'), fourBit: $('forget-4bit'),
+      blocksize: $('forget-blocksize'), doubleQuant: $('forget-double-quant'), skip: $('forget-skip'),
+      button: $('forget-button'), result: $('forget-result'), lethe: $('lethe'),
+      summary: $('lethe-summary'), body: $('lethe-body'), table: $('lethe-table'),
+    };
+    this.rows = [];
+    this.sort = { key: 'name', dir: 1 };
+    this.ui.scheme.addEventListener('change', () => this.#showSettings());
+    this.ui.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.run();
+    });
+    for (const th of this.ui.table.querySelectorAll('th')) {
+      th.querySelector('button').addEventListener('click', () => this.#sortBy(th.dataset.key));
+    }
+  }
+
+  // A model opened: the core's schemes (only the built ones are offered) and names.
+  show(info) {
+    this.info = info;
+    const { scheme } = this.ui;
+    if (scheme.options.length === 0) {
+      for (const s of info.forgetSchemes.filter((row) => row.available)) {
+        const option = new Option(`${s.name} — ${s.producer}`, s.name);
+        scheme.add(option);
+      }
+    }
+    this.ui.result.hidden = true;
+    this.ui.lethe.hidden = true;
+    this.#showSettings();
+  }
+
+  setBusy(busy) { this.ui.button.disabled = busy; }
+
+  #showSettings() {
+    const s = this.ui.scheme.value;
+    this.ui.fourBit.hidden = !(s === 'nf4' || s === 'fp4');
+  }
+
+  async run() {
+    const { page, ui } = this;
+    if (!this.info) return;
+    const scheme = ui.scheme.value;
+    const fourBit = scheme === 'nf4' || scheme === 'fp4';
+    const request = {
+      scheme,
+      blocksize: fourBit ? Number(ui.blocksize.value) : undefined,
+      doubleQuant: fourBit && ui.doubleQuant.checked,
+      skip: ui.skip.value.split(/[\s,]+/).filter(Boolean),
+    };
+    page.hideError();
+    ui.result.hidden = true;
+    ui.lethe.hidden = true;
+    const verb = `Quantizing to ${scheme}`;
+    const job = page.core.request('forget', request, { onProgress: (p) => page.showProgress(verb, p) });
+    try {
+      const result = await page.startJob(`${verb}…`, job);
+      const name = this.info.outputNames[`forget:${scheme}`];
+      ui.result.replaceChildren(page.offerDownload(result.blob, name));
+      ui.result.hidden = false;
+      this.#showLethe(result.lethe);
+    } catch (error) {
+      if (error.code === 'cancelled') {
+        ui.result.textContent = 'Quantization cancelled; nothing was written.';
+        ui.result.hidden = false;
+      } else {
+        page.showError('quantize the model', error);
+      }
+    }
+  }
+
+  #showLethe(lethe) {
+    const m = lethe.model;
+    this.ui.summary.textContent = `${lethe.scheme}: ${m.quantized} of ${lethe.tensors.length} tensors quantized, `
+      + `${formatBytes(m.bytes_before)} → ${formatBytes(m.bytes_after)}; SNR ${fixed(m.snr_db, 2)} dB, cosine ${fixed(m.cosine, 6)}.`
+      + (lethe.warnings.length ? ` ${lethe.warnings.join(' ')}` : '');
+    this.rows = lethe.tensors.filter((t) => t.quantized);
+    this.#render();
+    this.ui.lethe.hidden = false;
+  }
+
+  #sortBy(key) {
+    this.sort = this.sort.key === key ? { key, dir: -this.sort.dir } : { key, dir: 1 };
+    this.#render();
+  }
+
+  #render() {
+    const { key, dir } = this.sort;
+    const value = (t) => (t[key] === null ? Infinity : t[key]);
+    const rows = [...this.rows].sort((a, b) => {
+      const x = value(a); const y = value(b);
+      return (typeof x === 'string' ? x.localeCompare(y, 'en', { numeric: true }) : x - y) * dir;
+    });
+    for (const th of this.ui.table.querySelectorAll('th')) {
+      th.setAttribute('aria-sort', th.dataset.key !== key ? 'none' : dir > 0 ? 'ascending' : 'descending');
+    }
+    this.ui.body.replaceChildren(...rows.map((t) => {
+      const tr = document.createElement('tr');
+      tr.dataset.name = t.name;
+      const cells = [t.name, `${fixed(t.bits_before, 2)} → ${fixed(t.bits_after, 2)}`, sci(t.mae), sci(t.rmse),
+        sci(t.max_abs_error), fixed(t.snr_db, 2), fixed(t.cosine, 6)];
+      cells.forEach((text, i) => {
+        const td = document.createElement('td');
+        td.textContent = text;
+        if (i > 0) td.className = 'num';
+        tr.append(td);
+      });
+      return tr;
+    }));
+  }
+}
