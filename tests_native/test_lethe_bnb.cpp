@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <simdjson.h>
 
+#include "core/bytes.h"
 #include "kernels/cast.h"
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/quant/bnb.h"
@@ -117,7 +118,7 @@ void check_4bit_file(const std::string& variant) {
     std::vector<uint8_t> codes(blocks);
     std::vector<float> nested((blocks + 255) / 256);
     const float offset = bnb4_double_quant(absmax.data(), blocks, codes.data(), nested.data());
-    CHECK(std::bit_cast<uint32_t>(offset) == std::bit_cast<uint32_t>(static_cast<float>(s.offset)));
+    CHECK(amn::bit_cast<uint32_t>(offset) == amn::bit_cast<uint32_t>(static_cast<float>(s.offset)));
     CHECK(static_cast<double>(offset) == s.offset);  // the JSON holds the F32 value exactly
     CHECK(differing(codes, bytes_of(ex.data(w + ".absmax"))) == 0);
     CHECK(differing(bytes_of(nested), bytes_of(ex.data(w + ".nested_absmax"))) == 0);
@@ -179,7 +180,7 @@ TEST_CASE("lethe bnb: torch 1.13's float32 mean on many lengths and thread count
     size_t bad = 0;
     for (size_t i = 0; i < lengths.size(); ++i) {
       const float m = torch_mean_f32(values.data(), static_cast<uint64_t>(lengths[i]), threads);
-      if (std::bit_cast<uint32_t>(m) != std::bit_cast<uint32_t>(means[i])) {
+      if (amn::bit_cast<uint32_t>(m) != amn::bit_cast<uint32_t>(means[i])) {
         ++bad;
         UNSCOPED_INFO("threads " << threads << " length " << lengths[i] << ": " << m << " vs torch " << means[i]);
       }

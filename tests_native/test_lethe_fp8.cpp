@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/bytes.h"
 #include "kernels/cast.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "quant_support.h"

@@ -2,6 +2,8 @@
 // usage errors) is the session's (session/command_line.h), shared with the Node CLI;
 // this file does the local I/O: opening files, writing outputs, the progress bar.
 #include <csignal>
+#include <memory>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -15,6 +17,7 @@
 #include "report/lethe.h"
 #include "report/report.h"
 #include "session/command_line.h"
+#include "schemes/forget_like.h"
 #include "session/forget.h"
 #include "session/output.h"
 
@@ -27,6 +30,12 @@ int fail(const amn::Error& e) {
   std::fprintf(stderr, "amn: error [%s]: %s\n", std::string(amn::error_code_name(e.code)).c_str(),
                e.message.c_str());
   return 1;
+}
+
+// A misuse found once the inputs are open (a --like REF that does not fit): exit 2.
+int usage(const amn::Error& e) {
+  std::fputs(amn::usage_error_text(e.message).c_str(), stderr);
+  return 2;
 }
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
@@ -87,7 +96,18 @@ int run_forget(const amn::CommandLine& cmd) {
   const amn::ConvertRequest& req = cmd.convert;
   auto local = amn::cli::open_local(cmd.open.input, cmd.open.limits);
   if (!local) return fail(local.error());
-  auto plan = amn::plan_forget_request(local->model, req, amn::Surface::cli);
+  std::shared_ptr<const amn::Forgetter> like;
+  std::optional<amn::cli::LocalModel> ref;  // holds REF's files open while its scales are read
+  if (!req.like.empty()) {
+    auto opened = amn::cli::open_local(req.like, cmd.open.limits);
+    if (!opened) return fail(opened.error());
+    ref.emplace(std::move(opened).value());
+    auto made = amn::make_like_forgetter(ref->model, *ref->files, req.reuse_scales, req.scheme);
+    if (!made) return made.error().code == amn::ErrorCode::invalid_argument ? usage(made.error()) : fail(made.error());
+    like = std::shared_ptr<const amn::Forgetter>(std::move(made).value());
+  }
+  auto plan = amn::plan_forget_request(local->model, req, amn::Surface::cli, like);
+  if (!plan && plan.error().code == amn::ErrorCode::invalid_argument && !req.like.empty()) return usage(plan.error());
   if (!plan) return fail(plan.error());
   auto target = amn::cli::output_target(*local, req, amn::Surface::cli);
   if (!target) return fail(target.error());

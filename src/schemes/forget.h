@@ -43,6 +43,12 @@ class Forgetter {
   virtual std::string quantization_config_json() const = 0;
   // "nf4, blocksize 64, double quantization": the settings in words, for reports.
   virtual std::string describe() const = 0;
+  // Whether the input fits what the forgetter was made for (--like: REF's weights and
+  // shapes); invalid_argument naming what does not.
+  virtual Status check_input(const Model& input) const {
+    (void)input;
+    return {};
+  }
 };
 
 // Errors: invalid_argument for a setting the scheme lacks (the message names it as the

@@ -55,10 +55,10 @@ CLI::Option* add_flag(CLI::App* app, OptionId id, bool& flag) {
 }
 
 struct Raw {
-  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize;
+  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize, like;
   std::vector<std::string> gguf_kv, skip, only;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
-       strict = false;
+       strict = false, reuse_scales = false;
   std::string limits[4];
 };
 
@@ -135,6 +135,8 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     r.skip = raw.skip;
     r.only = raw.only;
     r.strict = raw.strict;
+    r.like = raw.like;
+    r.reuse_scales = raw.reuse_scales;
     AMN_TRY(forget_settings(r, Surface::cli));
   }
   r.gguf_kv = raw.gguf_kv;
@@ -197,13 +199,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   verbs[4] = app.add_subcommand("forget", kVerbHelp[4]);
   verbs[4]->alias("quantize");
   verbs[4]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-  add(verbs[4], OptionId::scheme, raw.scheme)->required();
+  add(verbs[4], OptionId::scheme, raw.scheme);
   add(verbs[4], OptionId::output, raw.output);
   add(verbs[4], OptionId::blocksize, raw.blocksize);
   add_flag(verbs[4], OptionId::double_quant, raw.double_quant);
   add(verbs[4], OptionId::skip, raw.skip);
   add(verbs[4], OptionId::only, raw.only);
   add_flag(verbs[4], OptionId::strict, raw.strict);
+  add(verbs[4], OptionId::like, raw.like);
+  add_flag(verbs[4], OptionId::reuse_scales, raw.reuse_scales);
   add_flag(verbs[4], OptionId::json, raw.json);
   add_flag(verbs[4], OptionId::force, raw.force);
   add_flag(verbs[4], OptionId::no_sync, raw.no_sync);

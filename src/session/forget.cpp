@@ -66,11 +66,18 @@ void pretty(std::string& out, simdjson::dom::element v, int depth) {
 
 }  // namespace
 
-Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface) {
+Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface,
+                                       std::shared_ptr<const Forgetter> like) {
   AMN_ASSIGN(auto settings, forget_settings(request, surface));
-  AMN_ASSIGN(auto forgetter, make_forgetter(settings));
   ForgetOptions options;
-  options.forgetter = std::shared_ptr<const Forgetter>(std::move(forgetter));
+  if (!request.like.empty()) {
+    if (!like) return make_error(ErrorCode::unsupported, option_name(OptionId::like, surface) + " is not available here yet");
+    AMN_TRY(like->check_input(model));
+    options.forgetter = std::move(like);
+  } else {
+    AMN_ASSIGN(auto forgetter, make_forgetter(settings));
+    options.forgetter = std::shared_ptr<const Forgetter>(std::move(forgetter));
+  }
   options.skip = request.skip;
   options.only = request.only;
   options.strict = request.strict;

@@ -10,7 +10,10 @@
 
 namespace amn {
 
-Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface);
+// `like`: the forgetter made from request.like's model (schemes/forget_like.h), which the
+// surface opened; required when request.like is set.
+Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface,
+                                       std::shared_ptr<const Forgetter> like = nullptr);
 
 // The input's config.json with "quantization_config" set to the forgetter's, as
 // transformers' save_pretrained writes a config (json.dumps(indent=2, sort_keys=True) and

@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 23> kOptions = {{
+const std::array<OptionRow, 25> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE", "target dtype (default: the natural dtype; see 'Output names')",
@@ -62,6 +62,10 @@ const std::array<OptionRow, 23> kOptions = {{
      "quantize exactly the tensors whose names match, instead of the producer's choice (repeatable)", kAny},
     {OptionId::strict, "strict", "--strict", "",
      "fail when a chosen tensor cannot be quantized, instead of keeping it with a warning", kAny},
+    {OptionId::like, "like", "--like", "REF",
+     "take the scheme, its settings and the quantized weights from the quantized model REF", kAny},
+    {OptionId::reuse_scales, "reuseScales", "--reuse-scales", "",
+     "with --like: reuse REF's scales too, so forgetting what remember made of REF gives REF's bytes", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -230,6 +234,11 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_TRY(as_bool(OptionId::double_quant, r.double_quant));
     } else if (key == "strict") {
       AMN_TRY(as_bool(OptionId::strict, r.strict));
+    } else if (key == "reuseScales") {
+      AMN_TRY(as_bool(OptionId::reuse_scales, r.reuse_scales));
+    } else if (key == "like") {
+      if (kv.value.get_string().get(text)) return bad(option_name(OptionId::like, surface) + " must be a string");
+      r.like = std::string(text);
     } else if (key == "skip" || key == "only") {
       const OptionId id = key == "skip" ? OptionId::skip : OptionId::only;
       auto& globs = key == "skip" ? r.skip : r.only;
@@ -292,19 +301,29 @@ std::string convert_request_json(const ConvertRequest& r) {
     if (r.blocksize) w.value(r.blocksize);
     else w.null();
     w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
-    w.key("strict").value(r.strict);
+    w.key("strict").value(r.strict).key("like").string_or_null(r.like).key("reuseScales").value(r.reuse_scales);
   }
   w.end_object();
   return w.take();
 }
 
 Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface) {
-  if (r.scheme.empty()) return bad(option_name(OptionId::scheme, surface) + " is required");
+  if (r.reuse_scales && r.like.empty()) {
+    return bad(option_name(OptionId::reuse_scales, surface) + " needs " + option_name(OptionId::like, surface));
+  }
   ForgetSettings s;
   s.scheme = r.scheme;
   for (auto& c : s.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   s.blocksize = r.blocksize;
   s.double_quant = r.double_quant;
+  if (!r.like.empty()) {  // the settings are REF's (schemes/forget_like.h checks the scheme)
+    if (r.blocksize || r.double_quant) {
+      return bad(option_name(OptionId::like, surface) + " takes the settings from the reference: leave out " +
+                 option_name(r.blocksize ? OptionId::blocksize : OptionId::double_quant, surface));
+    }
+    return s;
+  }
+  if (r.scheme.empty()) return bad(option_name(OptionId::scheme, surface) + " is required");
   auto made = make_forgetter(s);
   if (!made) {
     Error e = std::move(made).error();

@@ -29,7 +29,7 @@ enum class Surface : uint8_t { cli, api };
 enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
-  scheme, blocksize, double_quant, skip, only, strict,
+  scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales,
 };
 
 struct OptionRow {
@@ -71,6 +71,8 @@ struct ConvertRequest {
   bool double_quant = false;
   std::vector<std::string> skip, only;
   bool strict = false;
+  std::string like;           // a reference model: its scheme, settings and weights
+  bool reuse_scales = false;  // with like: its scales too
 };
 
 // forget: the request's scheme settings; an error names the option as `surface` spells it.

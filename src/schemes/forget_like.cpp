@@ -1,0 +1,298 @@
+#include "schemes/forget_like.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "core/text.h"
+#include "kernels/lethe/bnb_encode.h"
+#include "kernels/lethe/fp8_encode.h"
+#include "kernels/quant/bnb.h"
+#include "kernels/quant/fp8.h"
+#include "schemes/bnb_state.h"
+#include "schemes/forget_util.h"
+
+namespace amn {
+namespace {
+
+// One of REF's quantized weights.
+struct LikeWeight {
+  std::string scheme;               // a forget scheme name: nf4, fp4, int8, fp8-block
+  std::vector<uint64_t> shape;      // logical
+  ForgetSettings settings;
+  // --reuse-scales: what REF stores, and the scales the weight is quantized with.
+  std::vector<TensorSpec> specs;    // REF's records, the weight first
+  std::vector<std::vector<uint8_t>> bytes;  // the companions' bytes (bytes[0] unused)
+  std::vector<float> scales;        // bnb4: resolved absmax; int8: SCB; fp8: multiplying scale per tile
+  std::vector<float> scale_inv;     // fp8: REF's weight_scale_inv
+  uint64_t blocksize = 0;           // bnb4
+  quant::Bnb4Type type = quant::Bnb4Type::nf4;
+  lethe::Fp8Block block;
+};
+
+float f32_at(const std::vector<uint8_t>& b, size_t i) {
+  float f;
+  std::memcpy(&f, b.data() + i * 4, 4);
+  return f;
+}
+
+// The weight's encoding with REF's scales; the companions are REF's bytes.
+class ReuseOp final : public EncodeOp {
+ public:
+  explicit ReuseOp(std::shared_ptr<const LikeWeight> w) : w_(std::move(w)) {
+    cols_ = w_->shape.back();
+    rows_ = cols_ ? (w_->scheme == "nf4" || w_->scheme == "fp4" ? 0 : w_->shape[0]) : 0;
+  }
+  std::span<const TensorSpec> outputs() const override { return w_->specs; }
+  uint64_t granularity(size_t part) const override {
+    if (part != 0) return std::max<uint64_t>(1, w_->specs[part].nbytes);
+    if (w_->scheme == "int8") return cols_;
+    if (w_->scheme == "fp8-block") return w_->block.rows * cols_;
+    return w_->blocksize / 2;
+  }
+  LetheSums distance() const override { return sums_.total(); }
+
+  Status run(std::span<const uint8_t> source, DType from, size_t part, uint64_t begin, uint64_t end,
+             uint8_t* out) const override {
+    if (part != 0) {
+      std::memcpy(out, w_->bytes[part].data() + begin, end - begin);
+      return {};
+    }
+    LetheSums sums;
+    const LikeWeight& w = *w_;
+    if (w.scheme == "nf4" || w.scheme == "fp4") {
+      const uint64_t n = w.specs.empty() ? 0 : elements();
+      const uint64_t e0 = begin * 2, e1 = std::min(end * 2, n);
+      std::vector<float> values(e1 - e0), back(e1 - e0);
+      load_f32(source, from, e0, e1 - e0, values.data());
+      const float* absmax = w.scales.data() + e0 / w.blocksize;
+      // An exact -0.0 takes code 8 (which dequantizes to -0.0): what remember made of REF.
+      lethe::bnb4_quantize_with_absmax(w.type, values.data(), e1 - e0, w.blocksize, absmax, out, true);
+      quant::Bnb4Params p{w.type, e1 - e0, w.blocksize};
+      quant::dequantize_bnb4(p, out, {absmax, (e1 - e0 + w.blocksize - 1) / w.blocksize}, 0, e1 - e0, DType::F32,
+                             reinterpret_cast<uint8_t*>(back.data()));
+      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+    } else if (w.scheme == "int8") {
+      std::vector<float> row(cols_), back(cols_);
+      for (uint64_t r = begin / cols_; r < end / cols_; ++r) {
+        load_f32(source, from, r * cols_, cols_, row.data());
+        int8_t* q = reinterpret_cast<int8_t*>(out + (r * cols_ - begin));
+        lethe::bnb_int8_quantize_row_with_scb(row.data(), cols_, w.scales[r], q);
+        quant::dequantize_bnb_int8_rows(cols_, reinterpret_cast<const uint8_t*>(q),
+                                        reinterpret_cast<const uint8_t*>(w.scales.data()), r, r + 1, DType::F32,
+                                        reinterpret_cast<uint8_t*>(back.data()));
+        for (uint64_t k = 0; k < cols_; ++k) sums.add(row[k], back[k]);
+      }
+    } else {  // fp8-block
+      const uint64_t r0 = begin / cols_, r1 = end / cols_;
+      const uint64_t tiles = (cols_ + w.block.cols - 1) / w.block.cols;
+      std::vector<float> values((r1 - r0) * cols_);
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      for (uint64_t b0 = r0; b0 < r1; b0 += w.block.rows) {
+        const uint64_t b1 = std::min(r1, b0 + w.block.rows);
+        const float* scale = w.scales.data() + (b0 / w.block.rows) * tiles;
+        uint8_t* codes = out + (b0 - r0) * cols_;
+        lethe::fp8_block_quantize_rows(values.data() + (b0 - r0) * cols_, cols_, b0, b1, w.block, scale, codes);
+        for (uint64_t r = 0; r < b1 - b0; ++r) {
+          for (uint64_t c = 0; c < cols_; ++c) {
+            const float inv = w.scale_inv[(b0 / w.block.rows) * tiles + c / w.block.cols];
+            sums.add(values[(b0 - r0 + r) * cols_ + c], quant::fp8_to_f32(DType::F8_E4M3, codes[r * cols_ + c]) * inv);
+          }
+        }
+      }
+    }
+    sums_.put(begin, sums);
+    return {};
+  }
+
+ private:
+  uint64_t elements() const {
+    uint64_t n = 1;
+    for (uint64_t d : w_->shape) n *= d;
+    return n;
+  }
+  std::shared_ptr<const LikeWeight> w_;
+  uint64_t rows_ = 0, cols_ = 0;
+  mutable SumsByPiece sums_;
+};
+
+class LikeForgetter final : public Forgetter {
+ public:
+  LikeForgetter(std::map<std::string, std::shared_ptr<const LikeWeight>> weights, bool reuse, std::string config)
+      : weights_(std::move(weights)), reuse_(reuse), config_(std::move(config)) {}
+
+  std::string default_keep_reason(const TensorRecord& t) const override {
+    return weights_.count(t.name) ? "" : "not quantized in the reference";
+  }
+  std::string cannot_hold(const TensorRecord& t) const override {
+    auto it = weights_.find(t.name);
+    if (it == weights_.end()) return "not quantized in the reference";
+    if (it->second->shape != t.shape) return "its shape differs from the reference's";
+    // Reusing REF's scales writes REF's layout, whatever shapes the producer refuses.
+    if (reuse_ && is_forgettable_dtype(t.dtype) && t.block_type.empty()) return {};
+    return own(*it->second)->cannot_hold(t);
+  }
+  std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const override {
+    const auto& w = weights_.at(t.name);
+    if (reuse_) return std::make_shared<ReuseOp>(w);
+    return own(*w)->encode(t);
+  }
+  std::string quantization_config_json() const override {
+    if (!config_.empty()) return config_;
+    return own(*weights_.begin()->second)->quantization_config_json();
+  }
+  std::string describe() const override {
+    std::map<std::string, int> count;
+    for (const auto& [_, w] : weights_) ++count[own(*w)->describe()];
+    std::string out = "like the reference";
+    for (const auto& [d, n] : count) out += (out.size() > 18 ? "; " : ": ") + d + " x" + std::to_string(n);
+    return out + (reuse_ ? " (its scales reused)" : "");
+  }
+  Status check_input(const Model& input) const override {
+    for (const auto& [name, w] : weights_) {
+      const TensorRecord* t = input.find(name);
+      if (!t) return make_error(ErrorCode::invalid_argument, "--like: the reference quantizes " + quote(name) + ", which the input lacks");
+      if (t->shape != w->shape) {
+        return make_error(ErrorCode::invalid_argument, "--like: " + quote(name) + " is " + dims_text(t->shape) +
+                                                           " in the input, " + dims_text(w->shape) + " in the reference");
+      }
+    }
+    return {};
+  }
+
+ private:
+  const Forgetter* own(const LikeWeight& w) const {
+    auto key = w.scheme + "/" + std::to_string(w.settings.blocksize) + "/" + (w.settings.double_quant ? "1" : "0");
+    auto it = own_.find(key);
+    if (it == own_.end()) it = own_.emplace(key, std::move(make_forgetter(w.settings)).value()).first;
+    return it->second.get();
+  }
+  std::map<std::string, std::shared_ptr<const LikeWeight>> weights_;
+  bool reuse_;
+  std::string config_;
+  mutable std::map<std::string, std::unique_ptr<Forgetter>> own_;
+};
+
+Result<std::vector<uint8_t>> bytes_of(FileSet& files, const TensorRecord& t) {
+  std::vector<uint8_t> out(t.nbytes);
+  AMN_TRY(files.read_into(t.file, t.offset, out));
+  return out;
+}
+
+// REF's quantization_config, verbatim, or "".
+std::string ref_quantization_config(const Model& ref) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element q;
+  if (ref.config_json.empty() || parser.parse(ref.config_json)["quantization_config"].get(q)) return {};
+  return simdjson::to_string(q);
+}
+
+// weight_block_size from REF's quantization_config, or {0, 0}.
+lethe::Fp8Block config_block(const Model& ref) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array size;
+  if (ref.config_json.empty() || parser.parse(ref.config_json)["quantization_config"]["weight_block_size"].get(size) ||
+      size.size() != 2) {
+    return {0, 0};
+  }
+  uint64_t r = 0, c = 0;
+  if (size.at(0).get_uint64().get(r) || size.at(1).get_uint64().get(c) || r == 0 || c == 0) return {0, 0};
+  return {r, c};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse, std::string_view scheme) {
+  std::map<std::string, std::shared_ptr<const LikeWeight>> weights;
+  std::vector<ByteRange> missing;
+  for (const auto& l : ref.logical) {
+    if (!l.error.empty()) return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + ": " + l.error);
+    std::map<std::string, uint32_t> part;
+    for (const auto& [role, record] : l.parts) part[role] = record;
+    auto w = std::make_shared<LikeWeight>();
+    w->shape = l.shape;
+    if (l.scheme == "bnb-nf4" || l.scheme == "bnb-fp4") w->scheme = l.scheme.substr(4);
+    else if (l.scheme == "bnb-int8") w->scheme = "int8";
+    else if (l.scheme == "fp8" && part.count("scale_inv") && ref.tensors[part["weight"]].dtype == DType::F8_E4M3) w->scheme = "fp8-block";
+    else return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + " is " + l.scheme + " (" + l.variant +
+                                                            "), which forget cannot write yet");
+    if (!scheme.empty() && scheme != w->scheme) {
+      return make_error(ErrorCode::invalid_argument, "--scheme " + std::string(scheme) + " disagrees with the reference's " +
+                                                         w->scheme + " (" + quote(l.name) + ")");
+    }
+    w->settings.scheme = w->scheme;
+    // Every record of the weight, read now: they are small but for the weight itself.
+    std::map<std::string, std::vector<uint8_t>> bytes;
+    for (const auto& [role, record] : part) {
+      if (role == "weight") continue;
+      auto b = bytes_of(files, ref.tensors[record]);
+      if (!b && b.error().code == ErrorCode::need_bytes) {
+        missing.insert(missing.end(), b.error().need_bytes.begin(), b.error().need_bytes.end());
+        continue;
+      }
+      if (!b) return b.error();
+      bytes[role] = std::move(b).value();
+    }
+    if (!missing.empty()) continue;
+    const TensorRecord& wr = ref.tensors[part["weight"]];
+    w->specs.push_back({wr.name, wr.dtype, wr.shape, wr.nbytes});
+    w->bytes.emplace_back();
+    for (const auto& [role, record] : l.parts) {
+      if (role == "weight") continue;
+      const TensorRecord& r = ref.tensors[record];
+      w->specs.push_back({r.name, r.dtype, r.shape, r.nbytes});
+      w->bytes.push_back(bytes[role]);
+    }
+    if (w->scheme == "nf4" || w->scheme == "fp4") {
+      const bool nested = part.count("nested_absmax") > 0;
+      AMN_ASSIGN(auto q, parse_quant_state(bytes["quant_state"], w->scheme, nested));
+      w->type = q.type;
+      w->blocksize = q.blocksize;
+      w->settings.blocksize = q.blocksize;
+      w->settings.double_quant = nested;
+      const auto& absmax = bytes["absmax"];
+      const uint64_t count = nested ? absmax.size() : absmax.size() / 4;
+      w->scales.resize(count);
+      if (nested) {
+        quant::resolve_bnb_nested_absmax(absmax.data(), count, bytes["nested_quant_map"].data(),
+                                         bytes["nested_absmax"].data(), q.nested_blocksize, q.nested_offset,
+                                         w->scales.data());
+      } else {
+        for (uint64_t i = 0; i < count; ++i) w->scales[i] = f32_at(absmax, i);
+      }
+    } else if (w->scheme == "int8") {
+      const auto& scb = bytes["SCB"];
+      for (size_t i = 0; i < scb.size() / 4; ++i) w->scales.push_back(f32_at(scb, i));
+    } else {
+      const TensorRecord& s = ref.tensors[part["scale_inv"]];
+      // The block: REF's config names it (weight_block_size), else the grid divides evenly.
+      lethe::Fp8Block block = config_block(ref);
+      if (block.rows == 0 && s.shape.size() == 2 && l.shape.size() == 2 && s.shape[0] && s.shape[1] &&
+          l.shape[0] % s.shape[0] == 0 && l.shape[1] % s.shape[1] == 0) {
+        block = {l.shape[0] / s.shape[0], l.shape[1] / s.shape[1]};
+      }
+      if (s.dtype != DType::F32 || s.shape.size() != 2 || l.shape.size() != 2 || block.rows == 0 ||
+          (l.shape[0] + block.rows - 1) / block.rows != s.shape[0] || (l.shape[1] + block.cols - 1) / block.cols != s.shape[1]) {
+        return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + ": an FP8 layout forget cannot write yet (" + l.variant + ")");
+      }
+      w->block = block;
+      const auto& inv = bytes["scale_inv"];
+      for (size_t i = 0; i < inv.size() / 4; ++i) w->scale_inv.push_back(f32_at(inv, i));
+      w->scales.resize(w->scale_inv.size());
+      lethe::fp8_block_scales_from_inv(w->scale_inv.data(), w->scale_inv.size(), w->scales.data());
+    }
+    weights[l.name] = std::move(w);
+  }
+  if (!missing.empty()) {
+    Error e = make_error(ErrorCode::need_bytes, "the reference's scales");
+    e.need_bytes = std::move(missing);
+    return e;
+  }
+  if (weights.empty()) return make_error(ErrorCode::invalid_argument, "--like: the reference holds no quantized weight");
+  return std::unique_ptr<Forgetter>(std::make_unique<LikeForgetter>(std::move(weights), reuse, ref_quantization_config(ref)));
+}
+
+}  // namespace amn

@@ -1,0 +1,24 @@
+// forget --like REF: the scheme, its settings and the set of quantized weights taken from
+// a quantized reference model; with reuse_scales also its scales (absmax, SCB,
+// scale_inv), written back as they are, so that forgetting what remember made of REF
+// gives REF's bytes again (docs/cli.md "Forget"). bitsandbytes 4-bit / int8 and FP8
+// block references are read.
+#pragma once
+#include <memory>
+#include <string_view>
+
+#include "core/model.h"
+#include "core/source.h"
+#include "schemes/forget.h"
+
+namespace amn {
+
+// Reads REF's quantized weights (their small companions, never the weights) from
+// `files`. Errors: invalid_argument when REF holds no quantized weight amn can forget
+// like, or `scheme` is given and differs from REF's; need_bytes like any read.
+Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse_scales,
+                                                       std::string_view scheme);
+// Its check_input: every weight REF quantized must be in the input with REF's logical
+// shape, else invalid_argument naming it (a usage error on the command line).
+
+}  // namespace amn
