@@ -3,6 +3,7 @@
 #include <array>
 
 #include "schemes/forget_bnb.h"
+#include "schemes/forget_ct.h"
 #include "schemes/forget_fp8.h"
 
 namespace amn {
@@ -17,8 +18,8 @@ constexpr std::array kSchemes = {
     ForgetSchemeRow{"fp4"sv, "bitsandbytes quantize_4bit (FP4)"sv, true},
     ForgetSchemeRow{"int8"sv, "bitsandbytes LLM.int8() (int8_vectorwise_quant)"sv, true},
     ForgetSchemeRow{"fp8-block"sv, "transformers FineGrainedFP8 (E4M3, 128x128 blocks)"sv, true},
-    ForgetSchemeRow{"fp8-channel"sv, "compressed-tensors float-quantized, per channel"sv, false},
-    ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor"sv, false},
+    ForgetSchemeRow{"fp8-channel"sv, "compressed-tensors float-quantized, per channel (llm-compressor)"sv, true},
+    ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor (llm-compressor)"sv, true},
     ForgetSchemeRow{"mxfp4"sv, "OCP MX FP4 (gpt-oss _blocks/_scales)"sv, false},
     ForgetSchemeRow{"nvfp4"sv, "compressed-tensors / ModelOpt NVFP4"sv, false},
     ForgetSchemeRow{"mlx"sv, "MLX mx.quantize"sv, false},
@@ -39,6 +40,7 @@ Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
     }
     if (s.scheme == "nf4" || s.scheme == "fp4" || s.scheme == "int8") return make_bnb_forgetter(s);
     if (s.scheme == "fp8-block") return make_fp8_forgetter(s);
+    if (s.scheme == "fp8-channel" || s.scheme == "fp8-tensor") return make_ct_forgetter(s);
   }
   std::string names;
   for (const auto& row : kSchemes) names += (names.empty() ? "" : ", ") + std::string(row.name);

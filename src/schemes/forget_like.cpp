@@ -9,6 +9,7 @@
 
 #include "core/text.h"
 #include "kernels/lethe/bnb_encode.h"
+#include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "kernels/quant/bnb.h"
 #include "kernels/quant/fp8.h"
@@ -28,6 +29,7 @@ struct LikeWeight {
   std::vector<std::vector<uint8_t>> bytes;  // the companions' bytes (bytes[0] unused)
   std::vector<float> scales;        // bnb4: resolved absmax; int8: SCB; fp8: multiplying scale per tile
   std::vector<float> scale_inv;     // fp8: REF's weight_scale_inv
+  DType scale_dtype = DType::F32;   // fp8-channel / fp8-tensor: the dtype the producer computed in
   uint64_t blocksize = 0;           // bnb4
   quant::Bnb4Type type = quant::Bnb4Type::nf4;
   lethe::Fp8Block block;
@@ -49,7 +51,7 @@ class ReuseOp final : public EncodeOp {
   std::span<const TensorSpec> outputs() const override { return w_->specs; }
   uint64_t granularity(size_t part) const override {
     if (part != 0) return std::max<uint64_t>(1, w_->specs[part].nbytes);
-    if (w_->scheme == "int8") return cols_;
+    if (w_->scheme == "int8" || w_->scheme == "fp8-channel" || w_->scheme == "fp8-tensor") return cols_;
     if (w_->scheme == "fp8-block") return w_->block.rows * cols_;
     return w_->blocksize / 2;
   }
@@ -72,7 +74,7 @@ class ReuseOp final : public EncodeOp {
       // An exact -0.0 takes code 8 (which dequantizes to -0.0): what remember made of REF.
       lethe::bnb4_quantize_with_absmax(w.type, values.data(), e1 - e0, w.blocksize, absmax, out, true);
       quant::Bnb4Params p{w.type, e1 - e0, w.blocksize};
-      quant::dequantize_bnb4(p, out, {absmax, (e1 - e0 + w.blocksize - 1) / w.blocksize}, 0, e1 - e0, DType::F32,
+      quant::dequantize_bnb4(p, out, std::span<const float>(absmax, static_cast<size_t>((e1 - e0 + w.blocksize - 1) / w.blocksize)), 0, e1 - e0, DType::F32,
                              reinterpret_cast<uint8_t*>(back.data()));
       for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     } else if (w.scheme == "int8") {
@@ -85,6 +87,19 @@ class ReuseOp final : public EncodeOp {
                                         reinterpret_cast<const uint8_t*>(w.scales.data()), r, r + 1, DType::F32,
                                         reinterpret_cast<uint8_t*>(back.data()));
         for (uint64_t k = 0; k < cols_; ++k) sums.add(row[k], back[k]);
+      }
+    } else if (w.scheme == "fp8-channel" || w.scheme == "fp8-tensor") {
+      const bool per_row = w.scheme == "fp8-channel";
+      const uint64_t r0 = begin / cols_, r1 = end / cols_;
+      std::vector<float> values((r1 - r0) * cols_);
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      const float* scale = w.scales.data() + (per_row ? r0 : 0);
+      lethe::ct_fp8_quantize_rows(values.data(), cols_, r0, r1, w.scale_dtype, scale, per_row, false, out);
+      for (uint64_t r = 0; r < r1 - r0; ++r) {
+        for (uint64_t c = 0; c < cols_; ++c) {
+          const float y = quant::fp8_to_f32(DType::F8_E4M3, out[r * cols_ + c]) * (per_row ? scale[r] : scale[0]);
+          sums.add(values[r * cols_ + c], y);
+        }
       }
     } else {  // fp8-block
       const uint64_t r0 = begin / cols_, r1 = end / cols_;
@@ -217,8 +232,17 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
     if (l.scheme == "bnb-nf4" || l.scheme == "bnb-fp4") w->scheme = l.scheme.substr(4);
     else if (l.scheme == "bnb-int8") w->scheme = "int8";
     else if (l.scheme == "fp8" && part.count("scale_inv") && ref.tensors[part["weight"]].dtype == DType::F8_E4M3) w->scheme = "fp8-block";
-    else return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + " is " + l.scheme + " (" + l.variant +
-                                                            "), which forget cannot write yet");
+    else if (l.scheme == "fp8" && part.count("scale") && ref.tensors[part["weight"]].dtype == DType::F8_E4M3 &&
+             l.shape.size() == 2) {
+      // compressed-tensors: [rows, 1] per channel, a single value per tensor.
+      const TensorRecord& sc = ref.tensors[part["scale"]];
+      if (sc.elements == l.shape[0] && l.shape[0] > 1) w->scheme = "fp8-channel";
+      else if (sc.elements == 1) w->scheme = "fp8-tensor";
+    }
+    if (w->scheme.empty()) {
+      return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + " is " + l.scheme + " (" + l.variant +
+                                                         "), which forget cannot write yet");
+    }
     if (!scheme.empty() && scheme != w->scheme) {
       return make_error(ErrorCode::invalid_argument, "--scheme " + std::string(scheme) + " disagrees with the reference's " +
                                                          w->scheme + " (" + quote(l.name) + ")");
@@ -246,6 +270,21 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       w->specs.push_back({r.name, r.dtype, r.shape, r.nbytes});
       w->bytes.push_back(bytes[role]);
     }
+    // The activation scales REF keeps beside the weight (input_scale, k_scale, ...): remember
+    // drops them, --reuse-scales writes them back.
+    const std::string module = module_of(l.name) + ".";
+    for (size_t i = 0; i < ref.tensors.size(); ++i) {
+      const TensorRecord& r = ref.tensors[i];
+      if (i >= ref.part_of.size() || ref.part_of[i] != Model::kConsumedCompanion || !r.name.starts_with(module)) continue;
+      auto b = bytes_of(files, r);
+      if (!b && b.error().code == ErrorCode::need_bytes) {
+        missing.insert(missing.end(), b.error().need_bytes.begin(), b.error().need_bytes.end());
+        continue;
+      }
+      if (!b) return b.error();
+      w->specs.push_back({r.name, r.dtype, r.shape, r.nbytes});
+      w->bytes.push_back(std::move(b).value());
+    }
     if (w->scheme == "nf4" || w->scheme == "fp4") {
       const bool nested = part.count("nested_absmax") > 0;
       AMN_ASSIGN(auto q, parse_quant_state(bytes["quant_state"], w->scheme, nested));
@@ -266,6 +305,15 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
     } else if (w->scheme == "int8") {
       const auto& scb = bytes["SCB"];
       for (size_t i = 0; i < scb.size() / 4; ++i) w->scales.push_back(f32_at(scb, i));
+    } else if (w->scheme == "fp8-channel" || w->scheme == "fp8-tensor") {
+      const TensorRecord& sc = ref.tensors[part["scale"]];
+      if (!is_forgettable_dtype(sc.dtype)) {
+        return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + ": a " +
+                                                           std::string(dtype_name(sc.dtype)) + " scale forget cannot write yet");
+      }
+      w->scale_dtype = sc.dtype;
+      w->scales.resize(sc.elements);
+      load_f32(bytes["scale"], sc.dtype, 0, sc.elements, w->scales.data());
     } else {
       const TensorRecord& s = ref.tensors[part["scale_inv"]];
       // The block: REF's config names it (weight_block_size), else the grid divides evenly.

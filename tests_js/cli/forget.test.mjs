@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scratchDir } from '../support/helpers.js';
@@ -171,4 +171,70 @@ test('misuse is a usage error (exit 2, one line); a quantized input is refused',
   const q = run('native', ['forget', fx('quantized/bnb/nf4.safetensors'), '--scheme', 'nf4', '-o', '/nonexistent/x.safetensors']);
   assert.equal(q.code, 1);
   assert.match(q.err, /already quantized/);
+});
+
+test('fp8-channel and fp8-tensor: llm-compressor\'s model_free_ptq bytes (scales in the weight\'s dtype)', () => {
+  for (const s of ['channel', 'tensor']) {
+    forgetMatches('lethe/fp8_ct/input.safetensors', `lethe/fp8_ct/${s}.safetensors`, ['--scheme', `fp8-${s}`], ['model.']);
+  }
+});
+
+// A quantized fixture as a folder (the model and its config.json, as a user has it).
+function referenceFolder(dir, family, variant) {
+  const ref = join(dir, `${family}-${variant}`);
+  mkdirSync(ref);
+  copyFileSync(fx(`quantized/${family}/${variant}.safetensors`), join(ref, 'model.safetensors'));
+  if (existsSync(fx(`quantized/${family}/${variant}.config.json`))) {
+    copyFileSync(fx(`quantized/${family}/${variant}.config.json`), join(ref, 'config.json'));
+  }
+  return ref;
+}
+
+test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
+  const dir = scratchDir('amn-forget-like-');
+  // [family, variant, what remember writes]: BF16 suffices for 4-bit (an exact -0.0 keeps
+  // FP4's code 8); F32 for the others.
+  for (const [family, variant, to] of [
+    ['bnb', 'nf4', 'bf16'], ['bnb', 'fp4', 'bf16'], ['bnb', 'mixed4', 'f32'], ['bnb', 'int8', 'f32'],
+    ['fp8', 'block_e4m3', 'f32'], ['fp8', 'channel_e4m3_ct', 'f32'],
+  ]) {
+    const ref = referenceFolder(dir, family, variant);
+    const back = join(dir, `${variant}-back.safetensors`);
+    const again = join(dir, `${variant}-again.safetensors`);
+    let r = run('native', ['remember', ref, '--to', to, '-o', back, '-q']);
+    assert.equal(r.code, 0, r.err);
+    r = run('native', ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
+    assert.equal(r.code, 0, `${variant}: ${r.err}`);
+    const got = tensorsOf(again);
+    const want = tensorsOf(join(ref, 'model.safetensors'));
+    assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), variant);
+    for (const [name, t] of Object.entries(want)) {
+      assert.ok(got[name].bytes.equals(t.bytes), `${variant} ${name}: REF's bytes`);
+    }
+  }
+});
+
+test('--like: REF\'s settings without its scales; misuse is a usage error', () => {
+  const dir = scratchDir('amn-forget-like-');
+  const ref = referenceFolder(dir, 'bnb', 'mixed4');
+  const back = join(dir, 'back.safetensors');
+  assert.equal(run('native', ['remember', ref, '--to', 'f32', '-o', back, '-q']).code, 0);
+  const r = run('native', ['forget', back, '--like', ref, '--json', '-o', join(dir, 'like.safetensors')]);
+  assert.equal(r.code, 0, r.err);
+  const doc = JSON.parse(r.out);
+  assert.match(doc.scheme, /bitsandbytes fp4, blocksize 128, double quantization x1/);
+  assert.match(doc.scheme, /bitsandbytes nf4, blocksize 32 x1/);
+  for (const [args, message] of [
+    [['--reuse-scales', '--scheme', 'nf4'], /--reuse-scales needs --like/],
+    [['--like', ref, '--blocksize', '64'], /--like takes the settings from the reference/],
+    [['--like', ref, '--scheme', 'int8'], /disagrees with the reference's/],
+  ]) {
+    const u = run('native', ['forget', back, ...args, '-o', join(dir, 'x.safetensors')]);
+    assert.equal(u.code, 2, `${args.join(' ')}: ${u.err}`);
+    assert.match(u.err, message);
+  }
+  // A REF whose shapes the input does not have.
+  const other = run('native', ['forget', fx('lethe/bnb/int8.input.safetensors'), '--like', ref, '-o', join(dir, 'y.safetensors')]);
+  assert.equal(other.code, 2, other.err);
+  assert.match(other.err, /--like: the reference quantizes/);
 });
