@@ -16,6 +16,7 @@ packages=(
   chromium                        # browser tests of the page (playwright-core drives it)
   strace                          # the --no-sync tests count fsync calls
   pkg-config                      # make test-install builds an example from anamnesis.pc
+  time                            # the forget memory test reads GNU time's peak RSS (%M)
 )
 
 missing=()
