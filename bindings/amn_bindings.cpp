@@ -49,6 +49,9 @@ class Session : public amn::Session {
   val parse() { return status(amn::Session::parse()); }
   val plan_convert(const std::string& json) { return status(amn::Session::plan_convert(std::string_view(json))); }
   val plan_forget(const std::string& json) { return status(amn::Session::plan_forget(std::string_view(json))); }
+  val plan_forget_like(const std::string& json, Session& like) {
+    return status(amn::Session::plan_forget(std::string_view(json), &like));
+  }
   int prepare_count() const { return static_cast<int>(amn::Session::prepare_count()); }
   val run_prepare(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such prepare") : amn::Session::run_prepare(static_cast<size_t>(i))); }
   val finish_prepared() { return status(amn::Session::finish_prepared()); }
@@ -131,6 +134,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("planConvert", &Session::plan_convert)
       .function("planTensor", &Session::plan_tensor)
       .function("planForget", &Session::plan_forget)
+      .function("planForgetLike", &Session::plan_forget_like)
       .function("prepareCount", &Session::prepare_count)
       .function("runPrepare", &Session::run_prepare)
       .function("finishPrepared", &Session::finish_prepared)

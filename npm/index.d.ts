@@ -266,11 +266,11 @@ export interface ConvertResult {
 }
 
 /** The schemes forget() writes (docs/cli.md "Forget"). */
-export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block';
+export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block' | 'fp8-channel' | 'fp8-tensor';
 
 export interface ForgetOptions {
-  /** What to quantize to, as its producer would (required). */
-  scheme: ForgetScheme;
+  /** What to quantize to, as its producer would (required unless `like` is given). */
+  scheme?: ForgetScheme;
   /** nf4 / fp4: elements per absmax block, a power of two from 32 to 4096 (default 64). */
   blocksize?: number;
   /** nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics). */
@@ -281,6 +281,11 @@ export interface ForgetOptions {
   only?: string | string[];
   /** Fail when a chosen tensor cannot be quantized (else it is kept, with a warning). */
   strict?: boolean;
+  /** A quantized reference (an open Model): its scheme, settings and set of quantized
+   *  weights; `scheme` may be left out. */
+  like?: Model;
+  /** With `like`: its scales too (forget(remember(REF)) gives REF's bytes back). */
+  reuseScales?: boolean;
   overwrite?: boolean;
   sync?: boolean;
   onProgress?: (progress: Progress) => void;

@@ -98,15 +98,20 @@ async function runConvert(M, cmd) {
     }
     if (cmd.verb === 'forget') {
       let result;
+      const like = req.like ? await open(req.like, { limits: cmd.limits }) : null;
       try {
         result = await model.forget({
-          scheme: req.scheme, blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant, skip: req.skip,
-          only: req.only, strict: req.strict, sink: target, overwrite: req.force, sync: req.sync,
-          onProgress: (p) => bar.update(p), signal: controller.signal,
+          scheme: req.scheme ?? undefined, blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
+          skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,
+          overwrite: req.force, sync: req.sync, onProgress: (p) => bar.update(p), signal: controller.signal,
         });
       } catch (err) {
         if (err instanceof AmnError && err.code === 'exists') check(M, M.outputRefusal('exists', target, ''));
+        // A reference that does not fit is a misuse, as in the native amn (exit 2).
+        if (like && err instanceof AmnError && err.code === 'invalid_argument') err.usage = true;
         throw err;
+      } finally {
+        await like?.close();
       }
       bar.clear();
       for (const w of result.lethe.warnings) process.stderr.write(`amn: warning: ${w}\n`);
@@ -162,6 +167,10 @@ async function main(argv) {
     else await runConvert(M, cmd);
     return 0;
   } catch (err) {
+    if (err?.usage) {
+      process.stderr.write(M.usageErrorText(err.message));
+      return 2;
+    }
     const code = err instanceof AmnError ? err.code : 'internal';
     process.stderr.write(`amn: error [${code}]: ${err.message}\n`);
     return 1;

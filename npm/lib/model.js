@@ -134,9 +134,13 @@ export class Model {
    *  a folder holding model.safetensors and config.json with the producer's
    *  quantization_config. Resolves to the sink's result with `tensors`, `lethe` (what
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
-   *  `letheText` (the CLI's table). */
-  async forget({ scheme, blocksize, doubleQuant = false, skip, only, strict = false, sink, overwrite = false,
-    sync = true, openShard, onProgress, signal } = {}) {
+   *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
+   *  and weights to follow; with `reuseScales` its scales too. */
+  async forget({ scheme, blocksize, doubleQuant = false, skip, only, strict = false, like, reuseScales = false,
+    sink, overwrite = false, sync = true, openShard, onProgress, signal } = {}) {
+    if (like !== undefined && like !== null && !(like instanceof Model)) {
+      throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
+    }
     if (openShard !== undefined && typeof openShard !== 'function') {
       throw new AmnError('invalid_argument', 'forget(): openShard must be a function (name) => sink');
     }
@@ -147,12 +151,24 @@ export class Model {
     const request = {
       verb: 'forget', scheme: scheme ?? null, blocksize: blocksize ?? null, doubleQuant, skip: skip ?? null,
       only: only ?? null, strict, output: path === null ? null : String(path),
+      like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales,
     };
     const layout = this.#outputPlan(request, openShard ? 'per_file' : path !== null ? 'path' : 'single');
     return this.#exclusive(async () => {
       throwIfAborted(signal);
       const s = this.#session;
-      check(s.planForget(JSON.stringify(request)));
+      if (like) {
+        // The reference's scales are read through its own files (its session answers need_bytes).
+        like.#assertOpen();
+        const ref = like.#session;
+        try {
+          await drive(this.#M, ref, like.#files, () => s.planForgetLike(JSON.stringify(request), ref), { signal, what: 'the reference' });
+        } finally {
+          ref.releaseData();
+        }
+      } else {
+        check(s.planForget(JSON.stringify(request)));
+      }
       // Encoders whose sizes wait for the values (a double-quantized absmax's mean) see
       // their tensor first; then the header is final.
       try {

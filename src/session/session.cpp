@@ -2,6 +2,7 @@
 
 #include "report/lethe.h"
 #include "report/report.h"
+#include "schemes/forget_like.h"
 #include "session/forget.h"
 #include "session/open.h"
 #include "session/views.h"
@@ -68,10 +69,16 @@ Status Session::plan_convert(const ConvertRequest& request) {
   return {};
 }
 
-Status Session::plan_forget(std::string_view request_json) {
+Status Session::plan_forget(std::string_view request_json, Session* like) {
   if (!model_) return no_model();
   AMN_ASSIGN(auto request, convert_request_from_json(request_json, Verb::forget, Surface::api));
-  AMN_ASSIGN(auto plan, plan_forget_request(*model_, request, Surface::api));
+  std::shared_ptr<const Forgetter> reference;
+  if (!request.like.empty()) {
+    if (!like || !like->model_) return make_error(ErrorCode::invalid_argument, "like: an open model is needed");
+    AMN_ASSIGN(auto made, make_like_forgetter(*like->model_, like->files_, request.reuse_scales, request.scheme));
+    reference = std::shared_ptr<const Forgetter>(std::move(made));
+  }
+  AMN_ASSIGN(auto plan, plan_forget_request(*model_, request, Surface::api, reference));
   clear_plans();
   forget_ = std::move(plan);
   return {};

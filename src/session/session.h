@@ -43,7 +43,9 @@ class Session {
   Status plan_convert(const ConvertRequest& request);
   // A forget (quantization) from its JSON request ({"scheme", ...}: session/request.h).
   // Before the header: every prepare (need_bytes like a piece), then finish_prepared().
-  Status plan_forget(std::string_view request_json);
+  // With "like" in the request, `like` is the session of the reference model (opened
+  // apart): its scales are read through its files (need_bytes names its files).
+  Status plan_forget(std::string_view request_json, Session* like = nullptr);
   size_t prepare_count() const;
   Status run_prepare(size_t i);
   Status finish_prepared();

@@ -200,16 +200,18 @@ test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s 
   ]) {
     const ref = referenceFolder(dir, family, variant);
     const back = join(dir, `${variant}-back.safetensors`);
-    const again = join(dir, `${variant}-again.safetensors`);
-    let r = run('native', ['remember', ref, '--to', to, '-o', back, '-q']);
+    const r = run('native', ['remember', ref, '--to', to, '-o', back, '-q']);
     assert.equal(r.code, 0, r.err);
-    r = run('native', ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
-    assert.equal(r.code, 0, `${variant}: ${r.err}`);
-    const got = tensorsOf(again);
-    const want = tensorsOf(join(ref, 'model.safetensors'));
-    assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), variant);
-    for (const [name, t] of Object.entries(want)) {
-      assert.ok(got[name].bytes.equals(t.bytes), `${variant} ${name}: REF's bytes`);
+    for (const cli of ['native', 'node']) {
+      const again = join(dir, `${variant}-${cli}-again.safetensors`);
+      const f = run(cli, ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
+      assert.equal(f.code, 0, `${cli} ${variant}: ${f.err}`);
+      const got = tensorsOf(again);
+      const want = tensorsOf(join(ref, 'model.safetensors'));
+      assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), variant);
+      for (const [name, t] of Object.entries(want)) {
+        assert.ok(got[name].bytes.equals(t.bytes), `${cli} ${variant} ${name}: REF's bytes`);
+      }
     }
   }
 });
@@ -229,12 +231,18 @@ test('--like: REF\'s settings without its scales; misuse is a usage error', () =
     [['--like', ref, '--blocksize', '64'], /--like takes the settings from the reference/],
     [['--like', ref, '--scheme', 'int8'], /disagrees with the reference's/],
   ]) {
-    const u = run('native', ['forget', back, ...args, '-o', join(dir, 'x.safetensors')]);
-    assert.equal(u.code, 2, `${args.join(' ')}: ${u.err}`);
-    assert.match(u.err, message);
+    for (const cli of ['native', 'node']) {
+      const u = run(cli, ['forget', back, ...args, '-o', join(dir, 'x.safetensors')]);
+      assert.equal(u.code, 2, `${cli} ${args.join(' ')}: ${u.err}`);
+      assert.match(u.err, message);
+    }
   }
-  // A REF whose shapes the input does not have.
-  const other = run('native', ['forget', fx('lethe/bnb/int8.input.safetensors'), '--like', ref, '-o', join(dir, 'y.safetensors')]);
-  assert.equal(other.code, 2, other.err);
-  assert.match(other.err, /--like: the reference quantizes/);
+  // A REF whose weights the input does not have: the same usage error from both CLIs.
+  const errs = ['native', 'node'].map((cli) => {
+    const other = run(cli, ['forget', fx('lethe/bnb/int8.input.safetensors'), '--like', ref, '-o', join(dir, 'y.safetensors')]);
+    assert.equal(other.code, 2, `${cli}: ${other.err}`);
+    assert.match(other.err, /--like: the reference quantizes/);
+    return other.err;
+  });
+  assert.equal(errs[1], errs[0]);
 });
