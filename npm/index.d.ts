@@ -285,8 +285,11 @@ export declare class Model {
   convert(options: ConvertOptions & { sink: Sink }): Promise<ConvertResult | ShardedConvertResult>;
   /** Without a sink: the whole file, as a Blob (browser) or a Uint8Array (Node). */
   convert(options?: ConvertOptions & { sink?: undefined }): Promise<Blob | Uint8Array>;
-  /** The default output name both CLIs give this conversion: "<stem>-bf16.safetensors". */
-  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; sharded?: boolean }): string;
+  /** The default output name both CLIs give this conversion: "<stem>-bf16.safetensors";
+   *  `verb: 'remember'` names what `amn remember` writes ("<stem>.safetensors" losslessly
+   *  from a file that is not safetensors). */
+  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
+    verb?: 'convert' | 'remember'; sharded?: boolean }): string;
   /** Frees the core session and closes files. */
   close(): Promise<void>;
 }
