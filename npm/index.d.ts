@@ -275,7 +275,7 @@ export declare class Model {
   text(kind?: 'inspect' | 'parse'): string;
   /** One tensor's values (AmnError 'not_found' if absent). */
   tensor(name: string, options?: TensorOptions): Promise<Tensor>;
-  /** tensor() with `to` defaulting to 'bf16'. */
+  /** tensor() under another name: without `to`, the stored dtype (a quantized weight: its natural one). */
   dequantize(name: string, options?: TensorOptions): Promise<Tensor>;
   /** A sharded safetensors output: each file through `openShard`. */
   convert(options: ConvertOptions & { openShard: OpenShard; sink?: undefined }): Promise<ShardedConvertResult>;

@@ -80,9 +80,10 @@ export class Model {
     });
   }
 
-  /** Alias kept from the design sketch: dequantize = tensor with a float target. */
+  /** Alias kept from the design sketch: tensor(). Without `to` nothing loses precision: a
+   *  stored tensor keeps its dtype, a quantized weight takes its natural one. */
   async dequantize(name, options = {}) {
-    return this.tensor(name, { to: 'bf16', ...options });
+    return this.tensor(name, options);
   }
 
   /** Writes the whole model (safetensors or GGUF, optionally cast) to `sink`, streaming.
