@@ -68,6 +68,7 @@ class Session : public amn::Session {
   std::string render_text(const std::string& kind) const { return amn::Session::render_text(kind); }
   std::string shards_info() const { return amn::Session::shards_info_json(); }
   std::string plan_info() const { return amn::Session::plan_info_json(); }
+  std::string output_plan(const std::string& json) const { return amn::Session::output_plan_json(json); }
   void release_data() { amn::Session::release_data(); }
 };
 
@@ -87,6 +88,7 @@ std::string parse_command_line(const std::string& args_json) {
 // The output policy (session/output.h) in one JSON call: {request, shardedInput,
 // destination: "path"|"per_file"|"single", surface: "cli"|"api", place: {path, isFolder,
 // absolute} | {stem, folder, folderOutputParent}} -> {"ok":true,"folder","single","target"}.
+// Without a model: a Session's outputPlan names remember's lossless output from its model.
 std::string output_plan(const std::string& json) { return amn::output_plan_json(json); }
 
 std::string version_text(const std::string& kernels) { return amn::version_text(kernels); }
@@ -144,6 +146,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("shardsInfo", &Session::shards_info)
       .function("selectShard", &Session::select_shard)
       .function("planInfo", &Session::plan_info)
+      .function("outputPlan", &Session::output_plan)
       .function("outputHeader", &Session::output_header)
       .function("pieceCount", &Session::piece_count)
       .function("runPiece", &Session::run_piece)

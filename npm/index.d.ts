@@ -339,7 +339,7 @@ export declare class Model {
   text(kind?: 'inspect' | 'parse'): string;
   /** One tensor's values (AmnError 'not_found' if absent). */
   tensor(name: string, options?: TensorOptions): Promise<Tensor>;
-  /** tensor() with `to` defaulting to 'bf16'. */
+  /** tensor() under another name: without `to`, the stored dtype (a quantized weight: its natural one). */
   dequantize(name: string, options?: TensorOptions): Promise<Tensor>;
   /** A sharded safetensors output: each file through `openShard`. */
   convert(options: ConvertOptions & { openShard: OpenShard; sink?: undefined }): Promise<ShardedConvertResult>;
@@ -353,8 +353,11 @@ export declare class Model {
    *  safetensors file; in Node a folder path not ending in .safetensors writes the folder
    *  with config.json), or each file of that folder through `openShard`. */
   forget(options: ForgetOptions & { sink?: Sink; openShard?: OpenShard }): Promise<ForgetResult>;
-  /** The default output name both CLIs give this conversion: "<stem>-bf16.safetensors". */
-  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; sharded?: boolean; scheme?: ForgetScheme }): string;
+  /** The default output name both CLIs give this conversion: "<stem>-bf16.safetensors";
+   *  `verb: 'remember'` names what `amn remember` writes ("<stem>.safetensors" losslessly
+   *  from a file that is not safetensors); `scheme`: what forget({ scheme }) writes to one sink. */
+  outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
+    verb?: 'convert' | 'remember'; sharded?: boolean; scheme?: ForgetScheme }): string;
   /** Frees the core session and closes files. */
   close(): Promise<void>;
 }

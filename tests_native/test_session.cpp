@@ -5,6 +5,7 @@
 #include "session/output.h"
 #include "session/registry.h"
 #include "session/request.h"
+#include "support.h"
 
 using namespace amn;
 
@@ -49,12 +50,70 @@ TEST_CASE("output names: one stem rule, one suffix rule") {
   CHECK(output_stem("sha256-abc") == "sha256-abc");
   ConvertRequest r;
   r.dtype = DType::BF16;
-  CHECK(default_output(r, input_place("dir/model.safetensors", false, ""), false) == "dir/model-bf16.safetensors");
-  CHECK(default_output(r, input_place("model.pth", false, ""), false) == "./model-bf16.safetensors");
-  CHECK(default_output(r, input_place("shards/", true, "/w/shards"), true) == "/w/shards-bf16");
+  CHECK(default_output(r, input_place("dir/model.safetensors", false, ""), false, nullptr) == "dir/model-bf16.safetensors");
+  CHECK(default_output(r, input_place("model.pth", false, ""), false, nullptr) == "./model-bf16.safetensors");
+  CHECK(default_output(r, input_place("shards/", true, "/w/shards"), true, nullptr) == "/w/shards-bf16");
   r.dtype.reset();
   r.to = OutputFormat::gguf;
-  CHECK(default_output(r, input_place("https://h/x/tiny%20mlp.safetensors?download=1", false, ""), false) == "./tiny mlp-converted.gguf");
+  CHECK(default_output(r, input_place("https://h/x/tiny%20mlp.safetensors?download=1", false, ""), false, nullptr) ==
+        "./tiny mlp-converted.gguf");
+}
+
+namespace {
+
+Result<Model> safetensors_of(const std::string& header, size_t data_bytes) {
+  return test::open_memory(test::make_safetensors(header, std::vector<uint8_t>(data_bytes)));
+}
+
+}  // namespace
+
+// Issue 18, item 6: remember without --to loses no precision, and its default name says so.
+TEST_CASE("output names: remember without a target is lossless, <stem>.safetensors where that is no input") {
+  ConvertRequest r;
+  r.verb = Verb::remember;
+  auto f32 = safetensors_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                            R"("i":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})", 16);
+  auto mixed = safetensors_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                              R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}})", 12);
+  auto npy = test::open_memory(test::read_file(test::fixture_path("numpy/valid/f2_le.npy")), "f2_le.npy");
+  auto gguf = test::open_memory(test::read_file(test::fixture_path("gguf/valid/v2.gguf")), "v2.gguf");
+  REQUIRE(f32);
+  REQUIRE(mixed);
+  REQUIRE(npy);
+  REQUIRE(gguf);
+  // Not safetensors: <stem>.safetensors cannot be the input.
+  CHECK(default_output(r, input_place("dir/f2_le.npy", false, ""), false, &*npy) == "dir/f2_le.safetensors");
+  CHECK(default_output(r, input_place("v2.gguf", false, ""), false, &*gguf) == "./v2.safetensors");
+  // Safetensors: the one floating dtype every output has, else -remembered (integers do not count).
+  CHECK(default_output(r, input_place("dir/model.safetensors", false, ""), false, &*f32) == "dir/model-f32.safetensors");
+  CHECK(default_output(r, input_place("dir/model.safetensors", false, ""), false, &*mixed) ==
+        "dir/model-remembered.safetensors");
+  // A folder output beside a folder input would be that folder.
+  CHECK(default_output(r, input_place("ggufs/", true, "/w/ggufs"), true, &*gguf) == "/w/ggufs-f32");
+  CHECK(default_output(r, input_place("ggufs/", true, "/w/ggufs"), false, &*gguf) == "ggufs/ggufs.safetensors");
+  CHECK(default_output(r, input_place("dir/model.safetensors", false, ""), false, nullptr) ==
+        "dir/model-remembered.safetensors");
+  // A target names the output as before; so does convert without one.
+  r.dtype = DType::F16;
+  CHECK(default_output(r, input_place("dir/f2_le.npy", false, ""), false, &*npy) == "dir/f2_le-f16.safetensors");
+  r.dtype.reset();
+  r.verb = Verb::convert;
+  CHECK(default_output(r, input_place("dir/f2_le.npy", false, ""), false, &*npy) == "dir/f2_le-converted.safetensors");
+  // The JS surfaces get the same names from the JSON call, with the model.
+  const std::string plan = output_plan_json(
+      R"({"request":{"verb":"remember"},"surface":"cli","place":{"path":"dir/f2_le.npy","isFolder":false,"absolute":""}})",
+      &*npy);
+  CHECK(plan == R"({"ok":true,"folder":false,"single":false,"target":"dir/f2_le.safetensors","name":"f2_le.safetensors"})");
+  CHECK_THAT(output_plan_json(R"({"request":{"verb":"remember"},"place":{"entry":"model.safetensors"}})", &*mixed),
+             Catch::Contains(R"("name":"model-remembered.safetensors")"));
+}
+
+TEST_CASE("the command line: remember has no default target") {
+  auto c = parse_command_line({"remember", "m.pth"});
+  REQUIRE(c.kind == CommandLine::Kind::run);
+  CHECK_FALSE(c.convert.dtype.has_value());
+  CHECK(parse_command_line({"remember", "m.pth", "--to", "f16"}).convert.dtype == DType::F16);
+  CHECK_THAT(command_line_json(c), Catch::Contains(R"("dtype":null)"));
 }
 
 TEST_CASE("output layout: sharded inputs give folders unless asked otherwise") {

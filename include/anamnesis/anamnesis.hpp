@@ -120,7 +120,9 @@ struct ConvertOptions {
   // Empty keeps every dtype (quantized weights: their producer's own dequantized dtype;
   // GGUF block types become F32, ggml's to_float output).
   std::string dtype;
-  bool cast_all = false;  // quantized models: cast the unquantized tensors (norms, embeddings) to `dtype` too
+  // Quantized models: cast the unquantized tensors (norms, embeddings) to `dtype` too; with
+  // an empty `dtype`, to the quantized weights' natural dtype (invalid_argument when theirs differ).
+  bool cast_all = false;
   // A file, or a folder for a sharded output. Empty: the default name beside the input,
   // as `amn convert` names it ("model-bf16.safetensors", or the folder "model-bf16").
   std::string output;

@@ -7,6 +7,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { AmnError, loadCoreForCli, open } from '../node.js';
 import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
+import { OUTPUT_PLAN } from '../lib/model.js';
 
 // A closed stdout (`npx amn inspect x | head`) ends the output quietly, as amn does.
 process.stdout.on('error', (err) => {
@@ -83,9 +84,10 @@ async function runConvert(M, cmd) {
   const bar = progressBar(M, cmd.verb, req.quiet);
   try {
     const where = await inputPlace(cmd.input);
-    const plan = check(M, M.outputPlan(JSON.stringify({
+    // The model's plan: remember's default name depends on what the model holds.
+    const plan = model[OUTPUT_PLAN]({
       request: req, surface: 'cli', shardedInput: model.info.sharded, destination: 'path', place: where.place,
-    })));
+    });
     const target = plan.target;
     // Never write over one of the inputs, even with --force: inputs are read-only. A
     // folder target must not hold one either (replacing it would delete it).

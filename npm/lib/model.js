@@ -24,6 +24,10 @@ const ARRAY_TYPES = {
   I32: Int32Array, I64: BigInt64Array,
 };
 
+// The output plan of a model, for npm/bin/amn.js (remember's default name depends on the
+// model, so the plan is the model's session's).
+export const OUTPUT_PLAN = Symbol('amn.outputPlan');
+
 function check(status) {
   if (status && status.ok === false) throw errorFromStatus(status);
 }
@@ -76,9 +80,10 @@ export class Model {
     });
   }
 
-  /** Alias kept from the design sketch: dequantize = tensor with a float target. */
+  /** Alias kept from the design sketch: tensor(). Without `to` nothing loses precision: a
+   *  stored tensor keeps its dtype, a quantized weight takes its natural one. */
   async dequantize(name, options = {}) {
-    return this.tensor(name, { to: 'bf16', ...options });
+    return this.tensor(name, options);
   }
 
   /** Writes the whole model (safetensors or GGUF, optionally cast) to `sink`, streaming.
@@ -221,27 +226,34 @@ export class Model {
   }
 
   /** The default output name, as both CLIs name it: outputName({ to: 'gguf', dtype: 'f16' })
-   *  is "<stem>-f16.gguf" for the model's entry file (a folder name for a sharded output). */
-  outputName({ to = 'safetensors', dtype, sharded = false, scheme } = {}) {
+   *  is "<stem>-f16.gguf" for the model's entry file (a folder name for a sharded output);
+   *  `verb: 'remember'` gives the name `amn remember` writes (without `dtype`: lossless,
+   *  "<stem>.safetensors" from a file that is not safetensors); `scheme` names what
+   *  forget({ scheme }) writes into one sink ("<stem>-nf4.safetensors"). */
+  outputName({ to = 'safetensors', dtype, castAll = false, verb = 'convert', sharded = false, scheme } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
-    // forget({ scheme }) into one sink: "<stem>-nf4.safetensors".
-    const request = scheme === undefined ? { to, dtype: dtype ?? null } : { verb: 'forget', scheme };
-    const plan = JSON.parse(this.#M.outputPlan(JSON.stringify({
-      request, surface: 'api', shardedInput: Boolean(sharded && this.info.sharded),
-      destination: scheme === undefined ? 'path' : 'single', place: { entry },
-    })));
+    if (scheme !== undefined) {
+      return this[OUTPUT_PLAN]({ request: { verb: 'forget', scheme }, surface: 'api', destination: 'single', place: { entry } }).name;
+    }
+    return this[OUTPUT_PLAN]({
+      request: { verb, to, dtype: dtype ?? null, castAll }, surface: 'api',
+      shardedInput: Boolean(sharded && this.info.sharded), destination: 'path', place: { entry },
+    }).name;
+  }
+
+  /** The core's output plan (session/output.h output_plan_json) for this model: the
+   *  Node CLI's default target. Not part of the documented API. */
+  [OUTPUT_PLAN](spec) {
+    this.#assertOpen();
+    const plan = JSON.parse(this.#session.outputPlan(JSON.stringify(spec)));
     if (plan.ok === false) throw errorFromStatus(plan);
-    return plan.name;
+    return plan;
   }
 
   // One file, or a folder of shards? The core's rule (session/output.h), from what the
   // destination is: openShard (per_file), a Node path, or one sink.
   #outputPlan(request, destination) {
-    const plan = JSON.parse(this.#M.outputPlan(JSON.stringify({
-      request, surface: 'api', shardedInput: Boolean(this.info.sharded), destination,
-    })));
-    if (plan.ok === false) throw errorFromStatus(plan);
-    return plan;
+    return this[OUTPUT_PLAN]({ request, surface: 'api', shardedInput: Boolean(this.info.sharded), destination });
   }
 
   // Every shard, then the index, each through its own sink: openShard's, or a file in a

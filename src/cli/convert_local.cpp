@@ -69,7 +69,7 @@ Result<OutputTarget> output_target(const LocalModel& local, const ConvertRequest
   AMN_ASSIGN(auto layout, output_layout(request, local.model.sharded, Destination::path, surface));
   OutputTarget out;
   out.folder = layout.folder;
-  out.path = request.output.empty() ? default_output(request, local.place, layout.folder) : request.output;
+  out.path = request.output.empty() ? default_output(request, local.place, layout.folder, &local.model) : request.output;
   AMN_TRY(check_not_an_input(local, out.path, out.folder));
   return out;
 }

@@ -300,6 +300,32 @@ Status check_output_names(const Model& model, std::optional<std::string_view> on
   return {};
 }
 
+// cast_all without a target dtype: the quantized weights' natural dtype (a logical
+// tensor's, and F32 for GGUF blocks dequantized to safetensors), when they share one.
+// nullopt when nothing is quantized (nothing to follow: the re-write stays lossless).
+Result<std::optional<DType>> natural_of_quantized(const Model& model, bool gguf_output) {
+  std::vector<DType> seen;
+  std::string named;  // "BF16 (a.weight), F16 (b.weight)": each dtype with its first weight
+  auto meet = [&](DType d, std::string_view name) {
+    if (std::find(seen.begin(), seen.end(), d) != seen.end()) return;
+    seen.push_back(d);
+    named += (named.empty() ? "" : ", ") + std::string(dtype_name(d)) + " (" + std::string(name) + ")";
+  };
+  for (const auto& l : model.logical) meet(l.natural, l.name);
+  if (!gguf_output) {
+    for (size_t i = 0; i < model.tensors.size(); ++i) {
+      const auto& t = model.tensors[i];
+      if (t.ggml_type != kNoGgmlType && !model.is_consumed(i)) meet(DType::F32, t.name);
+    }
+  }
+  if (seen.size() > 1) {
+    return make_error(ErrorCode::invalid_argument,
+                      "the quantized weights' natural dtypes differ: " + named +
+                          "; casting the other tensors too needs a target dtype");
+  }
+  return seen.empty() ? std::nullopt : std::optional<DType>(seen[0]);
+}
+
 }  // namespace
 
 Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
@@ -313,7 +339,11 @@ Result<Plan> plan_convert(const Model& model, const ConvertOptions& options) {
   plan.metadata = model.metadata;
   const bool gguf = options.to == OutputFormat::gguf;
   // A quantized model's passthrough tensors keep their dtype unless cast_all says otherwise.
-  const std::optional<DType> passthrough = model.logical.empty() || options.cast_all ? options.dtype : std::nullopt;
+  // cast_all without a dtype: the quantized weights' natural dtype (docs/cli.md).
+  std::optional<DType> passthrough = model.logical.empty() || options.cast_all ? options.dtype : std::nullopt;
+  if (options.cast_all && !options.dtype) {
+    AMN_ASSIGN(passthrough, natural_of_quantized(model, gguf));
+  }
   std::vector<bool> emitted(model.logical.size(), false);
   for (size_t i = 0; i < model.tensors.size(); ++i) {
     const auto& t = model.tensors[i];

@@ -96,7 +96,10 @@ struct ConvertOptions {
   std::vector<std::pair<std::string, GgufValue>> gguf_kv;
   // A quantized model's other tensors (norms, embeddings) keep their dtype unless this is
   // set; `dtype` applies to its logical tensors. Models with no logical tensors cast every
-  // float to `dtype` as before.
+  // float to `dtype` as before. Set without a dtype, the other floats are cast to the
+  // quantized weights' natural dtype (logical tensors' `natural`, F32 for GGUF blocks
+  // written to safetensors); an invalid_argument when those differ, nothing when nothing
+  // is quantized.
   bool cast_all = false;
 };
 

@@ -18,9 +18,11 @@ constexpr const char* kVerbHelp[] = {
 
 std::string footer() {
   return "PATH is a model file, a folder of shards, a *.index.json, ollama:<model>[:<tag>] or (Node) an http(s) URL.\n"
-         "Output names: <stem>-<dtype|converted>.<format> beside the input; a sharded safetensors\n"
-         "input gives a folder <stem>-<dtype|converted>/ of shards and an index (same boundaries;\n"
-         "--max-shard-size re-shards, --shards 1 or -o NAME.safetensors writes one file).\n"
+         "Output names: <stem>-<dtype|converted>.<format> beside the input. remember without --to\n"
+         "is lossless (quantized weights: their natural dtype): <stem>.safetensors, or for a\n"
+         "safetensors input <stem>-<dtype> (every float output one dtype) else <stem>-remembered.\n"
+         "A sharded safetensors input gives a folder of shards and an index named the same way\n"
+         "(same boundaries; --max-shard-size re-shards, --shards 1 or -o NAME.safetensors: one file).\n"
          "Formats:\n" + supported_formats_lines() + "Docs: docs/cli.md";
 }
 
@@ -179,8 +181,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   verbs[2]->alias("dequantize");
   verbs[2]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
   add(verbs[2], OptionId::output, raw.output);
-  raw.to = "bf16";
-  add(verbs[2], OptionId::to, raw.to)->default_str("bf16");
+  add(verbs[2], OptionId::to, raw.to);
   add_flag(verbs[2], OptionId::cast_all, raw.cast_all);
   add_writing(verbs[2], raw);
   add_limits(verbs[2], raw);

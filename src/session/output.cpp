@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include "convert/plan.h"
 #include "core/json.h"
 #include "report/report.h"
 #include "session/views.h"
@@ -36,16 +37,44 @@ bool strip_shard_number(std::string& s) {
   return true;
 }
 
-std::string suffix_of(const ConvertRequest& r) {
-  if (r.verb == Verb::forget) {  // model-nf4, model-fp8-block
-    std::string scheme = r.scheme;
-    for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return scheme;
-  }
-  if (!r.dtype) return "converted";
-  std::string d(dtype_name(*r.dtype));
+std::string lower_name(DType dtype) {
+  std::string d(dtype_name(dtype));
   for (auto& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return d;
+}
+
+// The one dtype every floating output tensor of this conversion has, if there is one: read
+// from the plan itself, so the name says what is written.
+std::optional<DType> single_float_dtype(const Model& model, const ConvertRequest& r) {
+  ConvertOptions options;
+  options.to = r.to;
+  options.dtype = r.dtype;
+  options.cast_all = r.cast_all;
+  auto plan = plan_convert(model, options);
+  if (!plan) return std::nullopt;  // converting fails too, and says why
+  std::optional<DType> one;
+  for (const auto& t : plan->tensors) {
+    if (!is_castable_float(t.dtype)) continue;
+    if (one && *one != t.dtype) return std::nullopt;
+    one = t.dtype;
+  }
+  return one;
+}
+
+// The name's suffix: see default_output_name in output.h.
+std::string suffix_of(const ConvertRequest& r, const Model* model, bool folder, bool folder_input) {
+  if (r.verb == Verb::forget) {  // model-nf4, model-fp8-block
+    std::string scheme = r.scheme.empty() ? std::string("like") : r.scheme;
+    for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return "-" + scheme;
+  }
+  if (r.dtype) return "-" + lower_name(*r.dtype);
+  if (r.verb != Verb::remember) return "-converted";
+  if (!model) return "-remembered";
+  const bool same_format = model->format == ModelFormat::safetensors && r.to == OutputFormat::safetensors;
+  if (!same_format && !(folder && folder_input)) return "";
+  if (auto one = single_float_dtype(*model, r)) return "-" + lower_name(*one);
+  return "-remembered";
 }
 
 }  // namespace
@@ -139,6 +168,7 @@ InputPlace input_place(std::string_view path, bool is_folder, std::string_view a
     place.stem = output_stem(percent_decoded(base_name(rest)));
     place.folder = place.folder_output_parent = ".";
   } else if (is_folder) {
+    place.folder_input = true;
     place.stem = std::string(base_name(absolute_folder));
     if (place.stem.empty() || place.stem == "/") place.stem = "model";
     place.folder = std::string(path);
@@ -156,7 +186,7 @@ Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, 
   if (r.verb == Verb::forget) {
     // A folder a user can load (the model and its config), unless the output is named as
     // a file or must be one stream.
-    const bool names_file = destination == Destination::path && ends_with(r.output, ".safetensors");
+    const bool names_file = destination == Destination::path && r.output.ends_with(".safetensors");
     out.folder = destination == Destination::per_file || (destination == Destination::path && !names_file);
     return out;
   }
@@ -186,17 +216,19 @@ Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, 
   return out;
 }
 
-std::string default_output_name(const ConvertRequest& r, std::string_view stem, bool folder) {
-  std::string name = std::string(stem) + "-" + suffix_of(r);
+std::string default_output_name(const ConvertRequest& r, std::string_view stem, bool folder, const Model* model,
+                                bool folder_input) {
+  std::string name = std::string(stem) + suffix_of(r, model, folder, folder_input);
   if (!folder) name += r.to == OutputFormat::gguf ? ".gguf" : ".safetensors";
   return name;
 }
 
-std::string default_output(const ConvertRequest& r, const InputPlace& place, bool folder) {
-  return join(folder ? place.folder_output_parent : place.folder, default_output_name(r, place.stem, folder));
+std::string default_output(const ConvertRequest& r, const InputPlace& place, bool folder, const Model* model) {
+  return join(folder ? place.folder_output_parent : place.folder,
+              default_output_name(r, place.stem, folder, model, place.folder_input));
 }
 
-std::string output_plan_json(std::string_view json) {
+std::string output_plan_json(std::string_view json, const Model* model) {
   auto fail = [](const Error& e) { return status_json(&e); };
   simdjson::dom::parser parser;
   simdjson::dom::object obj;
@@ -227,6 +259,7 @@ std::string output_plan_json(std::string_view json) {
   w.begin_object().key("ok").value(true).key("folder").value(layout->folder).key("single").value(layout->single);
   simdjson::dom::object place;
   std::string stem = "model";
+  bool folder_input = false;
   if (!obj["place"].get_object().get(place)) {
     InputPlace where;
     if (!place["entry"].get_string().get(text)) {
@@ -236,7 +269,8 @@ std::string output_plan_json(std::string_view json) {
       where.folder = where.folder_output_parent = ".";
       if (!place["folder"].get_string().get(text)) where.folder = std::string(text);
       if (!place["folderOutputParent"].get_string().get(text)) where.folder_output_parent = std::string(text);
-      w.key("target").value(request->output.empty() ? default_output(*request, where, layout->folder) : request->output);
+      w.key("target").value(request->output.empty() ? default_output(*request, where, layout->folder, model)
+                                                   : request->output);
     } else {
       std::string_view path, absolute;
       bool folder = false;
@@ -245,10 +279,12 @@ std::string output_plan_json(std::string_view json) {
       if (place["isFolder"].get_bool().get(folder)) {}
       where = input_place(path, folder, absolute);
       stem = where.stem;
-      w.key("target").value(request->output.empty() ? default_output(*request, where, layout->folder) : request->output);
+      folder_input = where.folder_input;
+      w.key("target").value(request->output.empty() ? default_output(*request, where, layout->folder, model)
+                                                   : request->output);
     }
   }
-  w.key("name").value(default_output_name(*request, stem, layout->folder));
+  w.key("name").value(default_output_name(*request, stem, layout->folder, model, folder_input));
   return w.end_object().take();
 }
 

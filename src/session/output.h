@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/model.h"
 #include "session/request.h"
 
 namespace amn {
@@ -23,6 +24,7 @@ struct InputPlace {
   // Where a folder output goes by default: beside the input, so for a folder input its
   // parent folder, else `folder`.
   std::string folder_output_parent;
+  bool folder_input = false;  // the input is a folder (so a folder output beside it could be it)
 };
 
 bool is_url(std::string_view input);  // http:// or https://, any case
@@ -45,19 +47,29 @@ struct OutputLayout {
 Result<OutputLayout> output_layout(const ConvertRequest& request, bool sharded_input, Destination destination,
                                    Surface surface);
 
-// The default output: <stem>-<dtype|converted>.<format> in place.folder, or the folder
-// <stem>-<dtype|converted> in place.folder_output_parent.
-std::string default_output(const ConvertRequest& request, const InputPlace& place, bool folder);
-// The name alone (the page's download name): "<stem>-bf16.safetensors".
-std::string default_output_name(const ConvertRequest& request, std::string_view stem, bool folder);
+// The default output name, <stem><suffix>.<format> (a folder: <stem><suffix>):
+//  - a target dtype names it: "-bf16", "-f16", "-f32";
+//  - convert without one: "-converted";
+//  - remember without one (lossless; quantized weights in their natural dtype): no suffix,
+//    "<stem>.safetensors", when that cannot be an input: the input is not safetensors, and
+//    it is not a folder output beside a folder input (which would be that folder). Else
+//    "-<dtype>" when every floating output tensor has that one dtype ("-f16" for GPTQ
+//    with F16 norms), else "-remembered".
+// `model` is what remember without a target needs (nullptr: "-remembered").
+std::string default_output_name(const ConvertRequest& request, std::string_view stem, bool folder,
+                                const Model* model, bool folder_input = false);
+// The default output: that name in place.folder, or for a folder output in
+// place.folder_output_parent.
+std::string default_output(const ConvertRequest& request, const InputPlace& place, bool folder, const Model* model);
 
 // The whole policy in one call, for the JS surfaces: {"request": convert request JSON,
 // "surface": "cli"|"api", "shardedInput": bool, "destination": "path"|"per_file"|"single",
 // "place": {"path", "isFolder", "absolute"} | {"entry": file name} | {"stem", "folder",
 // "folderOutputParent"} (optional)} ->
 // {"ok": true, "folder", "single", "target": request.output or the default (null without
-// a place), "name": the default file or folder name}, or an error status.
-std::string output_plan_json(std::string_view json);
+// a place), "name": the default file or folder name}, or an error status. `model`: the
+// opened model (Session::output_plan_json passes its own), for remember's default name.
+std::string output_plan_json(std::string_view json, const Model* model = nullptr);
 
 // Refusals every surface words the same way.
 Error output_is_input(std::string_view target);

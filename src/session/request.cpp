@@ -24,13 +24,15 @@ constexpr std::array<std::string_view, 0> kAny = {};
 const std::array<OptionRow, 25> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
-    {OptionId::to, "to", "--to", "DTYPE", "target dtype (default: the natural dtype; see 'Output names')",
+    {OptionId::to, "to", "--to", "DTYPE",
+     "target dtype (default: none, lossless: every tensor keeps its dtype, quantized weights take their natural one)",
      kFloatTargets},
     {OptionId::format, "to", "--to", "FORMAT", "output format", kOutputFormats},
     {OptionId::dtype, "dtype", "--dtype", "DTYPE", "cast floating tensors to this dtype (default: keep)",
      kFloatTargets},
     {OptionId::cast_all, "castAll", "--cast-all", "",
-     "quantized models: cast the unquantized tensors (norms, embeddings) to the target dtype as well", kAny},
+     "quantized models: cast the unquantized tensors (norms, embeddings) to the target dtype as well "
+     "(without one: to the quantized weights' natural dtype)", kAny},
     {OptionId::shards, "shards", "--shards", "N",
      "1: one file; input: the input's shard boundaries (default for a sharded input)", kShardChoices},
     {OptionId::max_shard_size, "maxShardSize", "--max-shard-size", "SIZE",

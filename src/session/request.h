@@ -56,7 +56,7 @@ enum class ShardMode : uint8_t { automatic, one, input };
 struct ConvertRequest {
   Verb verb = Verb::convert;
   OutputFormat to = OutputFormat::safetensors;
-  std::optional<DType> dtype;  // nullopt: keep (convert), the natural dtype (remember)
+  std::optional<DType> dtype;  // nullopt: lossless, stored dtypes kept (quantized weights: their natural dtype)
   bool cast_all = false;
   ShardMode shards = ShardMode::automatic;
   uint64_t max_shard_bytes = 0;  // > 0: a folder of shards of at most this many bytes

@@ -5,6 +5,7 @@
 #include "schemes/forget_like.h"
 #include "session/forget.h"
 #include "session/open.h"
+#include "session/output.h"
 #include "session/views.h"
 
 namespace amn {
@@ -113,6 +114,10 @@ Status Session::plan_tensor(const std::string& name, std::string_view to) {
   clear_plans();
   plans_.push_back(std::move(plan));
   return {};
+}
+
+std::string Session::output_plan_json(std::string_view json) const {
+  return amn::output_plan_json(json, model());
 }
 
 std::string Session::shards_info_json() const {

@@ -57,6 +57,9 @@ class Session {
 
   // One tensor, cast to `to` ("" keeps the stored dtype, or a logical tensor's natural one).
   Status plan_tensor(const std::string& name, std::string_view to);
+  // The output policy (output.h output_plan_json) with this session's model, which
+  // remember's default name depends on.
+  std::string output_plan_json(std::string_view json) const;
   // The files of a sharded plan (views.h shards_info_json), "null" for one plan.
   std::string shards_info_json() const;
   Status select_shard(size_t k);

@@ -5,10 +5,10 @@
 //   node --test tests_js/browser/
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FIXTURES, sha256, tempDir } from '../support/helpers.js';
-import { writeSparseSafetensors } from '../support/safetensors.js';
+import { makeSafetensors, writeSparseSafetensors } from '../support/safetensors.js';
 import { parseSafetensors, settled, shapeText, startHarness, tableRows } from './harness.js';
 
 const TINY = join(FIXTURES, 'models', 'tiny-mlp');
@@ -311,18 +311,19 @@ test('saves straight to disk through the File System Access API', { timeout: 60_
     page.on('download', () => { downloads += 1; });
     await page.click('#convert-button');
     await page.waitForSelector('#convert-result:not([hidden])');
-    assert.equal(await page.textContent('#convert-result'), 'Saved model-bf16.safetensors.');
+    assert.equal(await page.textContent('#convert-result'), 'Saved model-converted.safetensors.');
     const bytes = await page.evaluate(async () => {
       const root = await navigator.storage.getDirectory();
       const file = await (await root.getFileHandle(window.savedAs)).getFile();
       return [...new Uint8Array(await file.arrayBuffer())];
     });
     assert.equal(downloads, 0);
+    // The default ("kept as stored"): every tensor as stored.
     const { header, data } = parseSafetensors(new Uint8Array(bytes));
     for (const x of expected.tiny.tensors) {
       const out = header[x.name];
-      const bf16 = x.cast_sha256?.bf16 ?? x.sha256;
-      assert.equal(sha256(data.subarray(out.data_offsets[0], out.data_offsets[1])), bf16, x.name);
+      assert.equal(out.dtype, x.dtype, x.name);
+      assert.equal(sha256(data.subarray(out.data_offsets[0], out.data_offsets[1])), x.sha256, x.name);
     }
   }, { initScript });
 });
@@ -355,6 +356,32 @@ test('keeps working offline once loaded', { timeout: 60_000 }, async (t) => {
     await page.setInputFiles('#file-input', join(TINY, 'model.safetensors'));
     assert.equal(await settled(page), 'model');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
-    assert.equal(download.suggestedFilename(), 'model-bf16.safetensors');
+    assert.equal(download.suggestedFilename(), 'model-converted.safetensors');
   }, { go: false });
+});
+
+// Issue 18, item 6: nothing loses precision unless asked. An F16 model converts to F16 by
+// default (the page once defaulted to "as BF16").
+test('the default keeps every dtype: an F16 model downloads as F16, byte for byte', { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t, 'amn-web-keep-');
+  const values = new Uint16Array([0x3c00, 0xc000, 0x3555, 0x0001, 0x7bff, 0x8400]);  // F16 bits, some not BF16-exact
+  const f16 = new Uint8Array(values.buffer);
+  const f32 = new Uint8Array(new Float32Array([0.1]).buffer);
+  const input = join(dir, 'half.safetensors');
+  await writeFile(input, makeSafetensors([{ name: 'w', dtype: 'F16', shape: [2, 3], data: f16 },
+    { name: 'n', dtype: 'F32', shape: [1], data: f32 }]));
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', input);
+    assert.equal(await settled(page), 'model');
+    assert.equal(await page.inputValue('#convert-dtype'), 'keep');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#convert-button')]);
+    assert.equal(download.suggestedFilename(), 'half-converted.safetensors');
+    const path = join(dir, 'out.safetensors');
+    await download.saveAs(path);
+    const { header, data } = parseSafetensors(new Uint8Array(await readFile(path)));
+    assert.equal(header.w.dtype, 'F16');
+    assert.deepEqual([...data.subarray(header.w.data_offsets[0], header.w.data_offsets[1])], [...f16]);
+    assert.equal(header.n.dtype, 'F32');
+    assert.deepEqual([...data.subarray(header.n.data_offsets[0], header.n.data_offsets[1])], [...f32]);
+  });
 });

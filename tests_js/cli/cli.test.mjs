@@ -111,14 +111,15 @@ test('a sharded folder and its index open as one model', () => {
   assert.ok(new Set(viaDir.tensors.map((t) => t.file)).size >= 3);
 });
 
-test('remember writes <stem>-bf16.safetensors atomically and refuses to overwrite', () => {
+test('remember writes <stem>-remembered.safetensors (lossless) atomically and refuses to overwrite', () => {
   const dir = tmp();
   const input = join(dir, 'model.safetensors');
   copyFileSync(TINY, input);
   const before = readFileSync(input);
   const r = amn(['remember', input]);
   assert.equal(r.code, 0, r.err);
-  const out = join(dir, 'model-bf16.safetensors');
+  // tiny-mlp holds BF16 and F32: a lossless copy of a safetensors file is named -remembered.
+  const out = join(dir, 'model-remembered.safetensors');
   assert.ok(existsSync(out));
   assert.deepEqual(readFileSync(input), before, 'the input is untouched');
   const written = readFileSync(out);
@@ -132,15 +133,24 @@ test('remember writes <stem>-bf16.safetensors atomically and refuses to overwrit
   assert.match(refuse.err, /input/);
   assert.deepEqual(readFileSync(input), before);
   assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('.amn-tmp')), []);
-  // The output is a valid safetensors file whose floats are BF16 and the rest unchanged.
+  // The output is a valid safetensors file holding every tensor as stored, byte for byte.
   const src = tensorsOf(input), dst = tensorsOf(out);
+  assert.ok(new Set(Object.values(src.tensors).map((t) => t.dtype)).size >= 3, 'BF16, F32 and I64');
   for (const [name, t] of Object.entries(src.tensors)) {
-    const isFloat = ['F16', 'BF16', 'F32', 'F64'].includes(t.dtype);
-    assert.equal(dst.tensors[name].dtype, isFloat ? 'BF16' : t.dtype, name);
+    assert.equal(dst.tensors[name].dtype, t.dtype, name);
     assert.deepEqual(dst.tensors[name].shape, t.shape);
-    if (!isFloat) assert.deepEqual(dst.tensors[name].bytes, t.bytes);
+    assert.deepEqual(dst.tensors[name].bytes, t.bytes, name);
   }
   assert.equal(amn(['inspect', out]).code, 0);
+  // --to bf16: <stem>-bf16, floats BF16 and the rest unchanged.
+  assert.equal(amn(['remember', input, '--to', 'bf16', '-q']).code, 0);
+  const bf16 = tensorsOf(join(dir, 'model-bf16.safetensors'));
+  for (const [name, t] of Object.entries(src.tensors)) {
+    const isFloat = ['F16', 'BF16', 'F32', 'F64'].includes(t.dtype);
+    assert.equal(bf16.tensors[name].dtype, isFloat ? 'BF16' : t.dtype, name);
+    assert.deepEqual(bf16.tensors[name].shape, t.shape);
+    if (!isFloat || t.dtype === 'BF16') assert.deepEqual(bf16.tensors[name].bytes, t.bytes, name);
+  }
 });
 
 test('a failing conversion leaves nothing behind', () => {

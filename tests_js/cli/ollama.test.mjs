@@ -169,7 +169,7 @@ test('blobs named the pre-2024 way (sha256:<hex>) are found too', () => {
   }
 });
 
-test('remember writes <model>-<tag>-<dtype>.safetensors in the working folder, never into blobs/, nor over the blob', () => {
+test('remember writes <model>-<tag>[-<dtype>].safetensors in the working folder, never into blobs/, nor over the blob', () => {
   const store = join(tmp(), 'models');
   cpSync(STORE, store, { recursive: true });
   const blobsBefore = readdirSync(join(store, 'blobs')).sort();
@@ -185,6 +185,19 @@ test('remember writes <model>-<tag>-<dtype>.safetensors in the working folder, n
   const direct = join(tmp(), 'direct.safetensors');
   assert.equal(run('native', ['remember', Q8_BLOB, '--to', 'f32', '-o', direct]).code, 0);
   assert.equal(sha256(outputs[0]), sha256(readFileSync(direct)));
+  // Without --to: lossless, and a GGUF input's <model>-<tag>.safetensors cannot be an input.
+  const lossless = CLIS.map((cli) => {
+    const cwd = tmp();
+    const r = run(cli, ['remember', 'ollama:myname/tiny:q8'], { models: store, cwd });
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    assert.equal(r.out.split(' (')[0], 'wrote ./tiny-q8.safetensors');
+    assert.deepEqual(readdirSync(cwd), ['tiny-q8.safetensors']);
+    return readFileSync(join(cwd, 'tiny-q8.safetensors'));
+  });
+  assert.equal(sha256(lossless[0]), sha256(lossless[1]), 'native and node outputs differ');
+  const keep = join(tmp(), 'keep.safetensors');
+  assert.equal(run('native', ['convert', Q8_BLOB, '--to', 'safetensors', '-o', keep]).code, 0);
+  assert.equal(sha256(lossless[0]), sha256(readFileSync(keep)), 'remember without --to is the lossless convert');
   // -o at the blob itself, even with --force: an input, refused.
   const blob = join(store, 'blobs', `sha256-${sha256(TENSOR_TYPES)}`);
   for (const cli of CLIS) {

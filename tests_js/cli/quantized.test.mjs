@@ -173,9 +173,10 @@ for (const [family, variant, scheme, configs] of QUANT_CASES) {
 }
 
 // A folder holding a GPTQ model and what `amn remember` writes beside it by default
-// (model-bf16.safetensors): the two would give two tensors of one name. Both CLIs refuse
+// (model-f16.safetensors: GPTQ's natural dtype is its scales' F16): the two would give two
+// tensors of one name. Both CLIs refuse
 // before writing, naming both sources; nothing is written.
-test('a quantized model beside its -bf16 output: convert refuses the name collision, writes nothing', () => {
+test('a quantized model beside its -f16 output: convert refuses the name collision, writes nothing', () => {
   const dir = mkdtempSync(join(tmpdir(), 'amn-collide-'));
   try {
     const src = join(ROOT, 'fixtures', 'quantized', 'gptq', 'w4_g128_sym_v1');
@@ -190,11 +191,11 @@ test('a quantized model beside its -bf16 output: convert refuses the name collis
         const r = spawnSync(argv[0], [...argv.slice(1), ...verb, '-q'], { encoding: 'utf8' });
         assert.equal(r.status, 1, `${label} ${verb[0]}: ${r.stderr}`);
         assert.match(r.stderr, new RegExp(`^amn: error \\[parse\\]: two output tensors would be named '${name.replaceAll('.', '\\.')}': `
-          + 'the gptq weight made of .*q_proj\\.qweight.* \\(in model\\.safetensors\\) and the BF16 tensor '
-          + `${name.replaceAll('.', '\\.')} \\(in model-bf16\\.safetensors\\)`), `${label} ${verb[0]}`);
+          + 'the gptq weight made of .*q_proj\\.qweight.* \\(in model\\.safetensors\\) and the F16 tensor '
+          + `${name.replaceAll('.', '\\.')} \\(in model-f16\\.safetensors\\)`), `${label} ${verb[0]}`);
       }
     }
-    assert.deepEqual(readdirSync(dir).sort(), ['config.json', 'model-bf16.safetensors', 'model.safetensors', 'quantize_config.json']);
+    assert.deepEqual(readdirSync(dir).sort(), ['config.json', 'model-f16.safetensors', 'model.safetensors', 'quantize_config.json']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

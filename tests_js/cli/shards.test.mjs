@@ -87,10 +87,12 @@ function checkFolder(folder, single, expectedShards) {
   return files;
 }
 
+// `name`: remember's default output folder (lossless): tiny-sharded holds BF16 and F32
+// (-remembered); the PyTorch checkpoint's folder cannot be an input (no suffix).
 const INPUTS = [
-  { label: 'safetensors folder', dir: fx('models/tiny-sharded'), entry: '', index: INDEX },
-  { label: 'safetensors index', dir: fx('models/tiny-sharded'), entry: INDEX, index: INDEX },
-  { label: 'pytorch_model.bin index', dir: fx('torch/sharded'), entry: 'pytorch_model.bin.index.json', index: 'pytorch_model.bin.index.json' },
+  { label: 'safetensors folder', dir: fx('models/tiny-sharded'), entry: '', index: INDEX, name: 'tiny-sharded-remembered' },
+  { label: 'safetensors index', dir: fx('models/tiny-sharded'), entry: INDEX, index: INDEX, name: 'model-remembered' },
+  { label: 'pytorch_model.bin index', dir: fx('torch/sharded'), entry: 'pytorch_model.bin.index.json', index: 'pytorch_model.bin.index.json', name: 'pytorch_model' },
 ];
 
 for (const input of INPUTS) {
@@ -101,9 +103,8 @@ for (const input of INPUTS) {
     const path = input.entry ? join(copy, input.entry) : copy;
     const single = join(dir, 'single.safetensors');
     assert.equal(run('native', ['remember', path, '--shards', '1', '-o', single, '-q']).code, 0);
-    // The default target: <stem>-bf16/ beside the input (beside a folder, not in it).
-    const stem = input.entry ? input.entry.replace(/(\.safetensors|\.bin)?\.index\.json$/, '') : basename(copy);
-    const target = input.entry ? join(copy, `${stem}-bf16`) : join(dir, `${stem}-bf16`);
+    // The default target: beside the input (beside a folder, not in it).
+    const target = input.entry ? join(copy, input.name) : join(dir, input.name);
     const outputs = {};
     for (const cli of ['native', 'node']) {
       const r = run(cli, ['remember', path]);
@@ -218,6 +219,5 @@ test('an error after the first shard is written leaves no folder and no temporar
     assert.equal(r.code, 1, cli);
     assert.match(r.err, /^amn: error \[parse\]: nvfp4: weight_scale_2 is inf/, cli);
     assert.deepEqual(readdirSync(dir), ['model'], `${cli}: nothing beside the input`);
-    assert.equal(existsSync(join(dir, 'model-bf16')), false);
   }
 });

@@ -66,25 +66,31 @@ test('remember / convert: default names beside the input, refusing to overwrite'
   await cp(TINY, input);
   const first = await run(['remember', input]);
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stdout, new RegExp(`^wrote ${dir}/model-bf16\\.safetensors \\(11 tensors, [\\d.]+ KiB\\)\\n$`));
+  // Lossless, and tiny-mlp holds BF16 and F32: <stem>-remembered beside the safetensors input.
+  assert.match(first.stdout, new RegExp(`^wrote ${dir}/model-remembered\\.safetensors \\(11 tensors, [\\d.]+ KiB\\)\\n$`));
   const model = await amn.open(TINY);
-  const want = await model.convert({ dtype: 'bf16' });
-  assert.equal(sha256(await readFile(join(dir, 'model-bf16.safetensors'))), sha256(want));
+  assert.equal(model.outputName({ verb: 'remember' }), 'model-remembered.safetensors');
+  const want = await model.convert();
+  assert.equal(sha256(await readFile(join(dir, 'model-remembered.safetensors'))), sha256(want));
 
   const again = await run(['remember', input]);
   assert.equal(again.code, 1);
-  assert.equal(again.stderr, `amn: error [exists]: ${dir}/model-bf16.safetensors already exists (use --force to replace it)\n`);
+  assert.equal(again.stderr, `amn: error [exists]: ${dir}/model-remembered.safetensors already exists (use --force to replace it)\n`);
   assert.equal((await run(['dequantize', input, '--force', '-q'])).stdout, '');
 
+  assert.equal((await run(['remember', input, '--to', 'bf16'])).code, 0);
+  assert.equal(sha256(await readFile(join(dir, 'model-bf16.safetensors'))), sha256(await model.convert({ dtype: 'bf16' })));
   assert.equal((await run(['remember', input, '--to', 'f16'])).code, 0);
   assert.equal((await run(['convert', input, '--to', 'safetensors'])).code, 0);
   const kept = await run(['convert', input, '--to=safetensors', '--dtype', 'f32', '-o', join(dir, 'x.safetensors')]);
   assert.equal(kept.code, 0, kept.stderr);
   assert.deepEqual((await readdir(dir)).sort(), ['model-bf16.safetensors', 'model-converted.safetensors',
-    'model-f16.safetensors', 'model.safetensors', 'x.safetensors']);
-  const converted = await amn.open(join(dir, 'model-converted.safetensors'));
-  assert.deepEqual(converted.info.tensors.map((x) => x.dtype), model.info.tensors.map((x) => x.dtype));
-  await converted.close();
+    'model-f16.safetensors', 'model-remembered.safetensors', 'model.safetensors', 'x.safetensors']);
+  for (const name of ['model-converted.safetensors', 'model-remembered.safetensors']) {
+    const converted = await amn.open(join(dir, name));
+    assert.deepEqual(converted.info.tensors.map((x) => x.dtype), model.info.tensors.map((x) => x.dtype), name);
+    await converted.close();
+  }
   await model.close();
 });
 
@@ -99,14 +105,21 @@ test('an output that is one of the inputs is refused even with --force', async (
   assert.equal(sha256(await readFile(input)), before);
 });
 
-test('a folder of shards converts to a folder of shards <folder>-<dtype>/ beside it', async (t) => {
+test('a folder of shards converts to a folder of shards beside it: <folder>-remembered/ (lossless, BF16 and F32)', async (t) => {
   const dir = await tempDir(t);
   const folder = join(dir, 'tiny-sharded');
   await cp(join(FIXTURES, 'models', 'tiny-sharded'), folder, { recursive: true });
   const r = await run(['remember', folder]);
   assert.equal(r.code, 0, r.stderr);
-  const out = join(dir, 'tiny-sharded-bf16');
+  const out = join(dir, 'tiny-sharded-remembered');
   for (const k of [1, 2, 3]) assert.ok(existsSync(join(out, `model-0000${k}-of-00003.safetensors`)), `shard ${k}`);
   assert.ok(existsSync(join(out, 'model.safetensors.index.json')));
-  assert.ok(!existsSync(join(folder, 'tiny-sharded-bf16.safetensors')), 'nothing written inside the input folder');
+  const [a, b] = await Promise.all([amn.open(folder), amn.open(out)]);
+  assert.deepEqual(b.info.tensors.map((x) => [x.name, x.dtype]), a.info.tensors.map((x) => [x.name, x.dtype]));
+  for (const x of a.info.tensors) {
+    const [ta, tb] = await Promise.all([a.tensor(x.name), b.tensor(x.name)]);
+    assert.equal(sha256(tb.data), sha256(ta.data), `${x.name}: as stored`);
+  }
+  await Promise.all([a.close(), b.close()]);
+  assert.ok(!existsSync(join(folder, 'tiny-sharded-remembered.safetensors')), 'nothing written inside the input folder');
 });

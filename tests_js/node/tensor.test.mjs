@@ -67,10 +67,14 @@ test('integer tensors are not cast', async () => {
   assert.deepEqual([...t.data], [1, -2, 3, -4, 2147483647]);
 });
 
-test('dequantize() is tensor() with bf16 by default', async () => {
+test('dequantize() is tensor(): nothing loses precision by default', async () => {
   const t = await model.dequantize('w');
-  assert.equal(t.dtype, 'BF16');
-  assert.equal((await model.dequantize('w', { to: 'f32' })).dtype, 'F32');
+  assert.equal(t.dtype, 'F32');
+  assert.deepEqual([...t.data], W_VALUES);
+  const h = await model.dequantize('h');
+  assert.equal(h.dtype, 'F16');
+  assert.deepEqual([...h.data], [0x3c00, 0xc000, 0x3800]);
+  assert.equal((await model.dequantize('w', { to: 'bf16' })).dtype, 'BF16');
 });
 
 test('unknown names and dtypes', async () => {
