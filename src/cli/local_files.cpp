@@ -58,7 +58,7 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
     return {};
   };
   const std::string& entry = out.files->name(0);
-  const bool is_index = entry.size() > 11 && entry.compare(entry.size() - 11, 11, ".index.json") == 0;
+  const bool is_index = entry.size() > 11 && entry.ends_with(".index.json");
   if (!is_index) AMN_TRY(add_configs());
   for (int round = 0; round < 2; ++round) {
     auto model = open_model(*out.files, limits);
