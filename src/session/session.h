@@ -42,7 +42,8 @@ class Session {
   Status plan_convert(const ConvertRequest& request);
   // One tensor, cast to `to` ("" keeps the stored dtype, or a logical tensor's natural one).
   Status plan_tensor(const std::string& name, std::string_view to);
-  // The files of a sharded plan (views.h shards_info_json), "null" for one plan.
+  // The files of the convert plan (views.h shards_info_json): its shards, or the one
+  // file ("model.safetensors", index null); "null" without a convert plan.
   std::string shards_info_json() const;
   Status select_shard(size_t k);
   std::string plan_info_json() const;  // "null" without a plan
