@@ -96,6 +96,12 @@ std::string output_refusal(const std::string& kind, const std::string& target, c
   return amn::status_json(&e);
 }
 std::string config_file_names() { return amn::config_file_names_json(); }
+bool is_url(const std::string& s) { return amn::is_url(s); }
+bool entry_is_index(const std::string& name) { return amn::entry_is_index(name); }
+std::string no_model_files(const std::string& folder) {
+  const amn::Error e = amn::no_model_files(folder);
+  return amn::status_json(&e);
+}
 
 }  // namespace
 
@@ -105,6 +111,9 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("errorCodes", &error_codes);
   emscripten::function("configFileNames", &config_file_names);
   emscripten::function("modelFilesInFolder", &model_files_in_folder);
+  emscripten::function("entryIsIndex", &entry_is_index);
+  emscripten::function("noModelFiles", &no_model_files);
+  emscripten::function("isUrl", &is_url);
   emscripten::function("parseCommandLine", &parse_command_line);
   emscripten::function("usageErrorText", &amn::usage_error_text);
   emscripten::function("versionText", &version_text);

@@ -16,7 +16,9 @@ constexpr const char* kVerbHelp[] = {
 };
 
 std::string footer() {
-  return "PATH is a model file, a folder of shards, a *.index.json, ollama:<model>[:<tag>] or (Node) an http(s) URL.\n"
+  // One text for both CLIs; URLs are the one input they differ on, said as such.
+  return "PATH is a model file, a folder of shards, a *.index.json or ollama:<model>[:<tag>];\n"
+         "npx amn (Node) also reads an http(s) URL, by HTTP Range requests.\n"
          "Output names: <stem>-<dtype|converted>.<format> beside the input; a sharded safetensors\n"
          "input gives a folder <stem>-<dtype|converted>/ of shards and an index (same boundaries;\n"
          "--max-shard-size re-shards, --shards 1 or -o NAME.safetensors writes one file).\n"

@@ -135,7 +135,7 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
   std::map<std::string, uint32_t, std::less<>> owner;
 
   const std::string& entry = files.name(0);
-  if (entry.ends_with(".index.json")) {
+  if (entry_is_index(entry)) {
     AMN_ASSIGN(auto index, parse_safetensors_index(files, 0, limits));
     std::vector<std::string> missing;
     std::vector<uint32_t> ids;
@@ -431,6 +431,17 @@ std::vector<std::string> pick_numpy(const std::vector<std::string>& names) {
 }
 
 }  // namespace detail
+
+bool entry_is_index(std::string_view name) { return name.ends_with(".index.json"); }
+
+Error no_model_files(std::string_view folder) {
+  return make_error(ErrorCode::io, std::string(folder) + " holds no model files (" + model_file_patterns_text() + ")");
+}
+
+Error url_not_read_here(std::string_view url) {
+  return make_error(ErrorCode::unsupported, "cannot open " + std::string(url) +
+                                                ": amn reads local files; npx amn and the npm package read http(s) URLs");
+}
 
 bool is_config_file_name(std::string_view name) {
   return std::find(kConfigFileNames.begin(), kConfigFileNames.end(), name) != kConfigFileNames.end();
