@@ -109,6 +109,12 @@ std::string output_refusal(const std::string& kind, const std::string& target, c
 }
 std::string config_file_names() { return amn::config_file_names_json(); }
 std::string forget_schemes() { return amn::forget_schemes_json(); }
+bool is_url(const std::string& s) { return amn::is_url(s); }
+bool entry_is_index(const std::string& name) { return amn::entry_is_index(name); }
+std::string no_model_files(const std::string& folder) {
+  const amn::Error e = amn::no_model_files(folder);
+  return amn::status_json(&e);
+}
 
 }  // namespace
 
@@ -119,6 +125,9 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("configFileNames", &config_file_names);
   emscripten::function("forgetSchemes", &forget_schemes);
   emscripten::function("modelFilesInFolder", &model_files_in_folder);
+  emscripten::function("entryIsIndex", &entry_is_index);
+  emscripten::function("noModelFiles", &no_model_files);
+  emscripten::function("isUrl", &is_url);
   emscripten::function("parseCommandLine", &parse_command_line);
   emscripten::function("usageErrorText", &amn::usage_error_text);
   emscripten::function("versionText", &version_text);

@@ -30,3 +30,11 @@ target_link_options(amn-core PRIVATE
   -fexceptions                 # catching support for CLI11 in session/command_line.cpp only;
                                # the rest of the core is built -fno-exceptions
 )
+
+# The package's ERROR_CODES, written from the module just linked (its errorCodes()), so the
+# JS list is the core's, never a hand copy.
+find_program(AMN_NODE node REQUIRED)
+add_custom_command(TARGET amn-core POST_BUILD
+  COMMAND "${AMN_NODE}" "${CMAKE_SOURCE_DIR}/tools/write-error-codes.mjs" "${CMAKE_SOURCE_DIR}/npm/dist"
+  COMMENT "npm/dist/error-codes.js from the core's errorCodes()"
+  VERBATIM)

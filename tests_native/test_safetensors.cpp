@@ -63,6 +63,10 @@ TEST_CASE("each header defect has its own message", "[safetensors]") {
              Catch::Contains("invalid JSON in header: invalid UTF-8 (byte 0xFF) at byte 11"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", four)),
              Catch::Contains("duplicate tensor name"));
+  // Names in messages go through core/text.h's quote: control characters and DEL as '?'.
+  CHECK_THAT(error_of(make_safetensors("{\"a\x7f\\u0001b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                                       "\"a\x7f\\u0001b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", four)),
+             Catch::Contains("duplicate tensor name 'a??b'"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"Q4","shape":[1],"data_offsets":[0,4]}})", four)),
              Catch::Contains("unknown dtype"));
   CHECK_THAT(error_of(make_safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)),

@@ -1,10 +1,14 @@
 // The session layer: typed requests, the output policy, the command line, the registry.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "session/command_line.h"
 #include "session/output.h"
 #include "session/registry.h"
 #include "session/request.h"
+#include "session/session.h"
 #include "support.h"
 
 using namespace amn;
@@ -152,4 +156,23 @@ TEST_CASE("the command line: typed requests, help, usage errors") {
   auto error = parse_command_line({"convert", "m", "--to", "gguf", "--max-shard-size", "1GB"});
   CHECK(error.kind == CommandLine::Kind::error);
   CHECK(error.error.code == ErrorCode::unsupported);
+}
+
+TEST_CASE("a session names the files of every convert plan, one file too") {
+  const std::vector<uint8_t> data(8, 0);
+  const auto file = amn::test::make_safetensors(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", data);
+  Session s("{}");
+  const uint32_t id = s.add_file("weights.safetensors", file.size());
+  auto* copy = static_cast<uint8_t*>(std::malloc(file.size()));
+  std::memcpy(copy, file.data(), file.size());
+  REQUIRE(s.add_bytes(id, 0, SparseSource::Buffer(copy, [](uint8_t* p) { std::free(p); }), file.size()));
+  REQUIRE(s.parse());
+  CHECK(s.shards_info_json() == "null");
+  REQUIRE(s.plan_convert(std::string_view(R"({"shards":1})")));
+  const std::string files = s.shards_info_json();
+  CHECK_THAT(files, Catch::StartsWith(R"({"files":[{"name":"model.safetensors","tensors":1,"output_bytes":)"));
+  CHECK_THAT(files, Catch::Contains(R"("index":null)"));
+  REQUIRE(s.select_shard(0));
+  REQUIRE(s.plan_tensor("w", ""));
+  CHECK(s.shards_info_json() == "null");
 }

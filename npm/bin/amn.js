@@ -15,15 +15,13 @@ process.stdout.on('error', (err) => {
   throw err;
 });
 
-const isUrl = (s) => /^https?:\/\//i.test(s);
-
 // Where the input lives (the core turns it into a stem and output folders).
-async function inputPlace(path) {
+async function inputPlace(M, path) {
   if (isOllamaSpec(path)) {  // outputs to the current folder, never into Ollama's blobs/
     const { blob, stem } = await resolveOllama(path);
     return { place: { stem, folder: '.', folderOutputParent: '.' }, inputFolder: blob.slice(0, blob.lastIndexOf('/')), local: true };
   }
-  if (isUrl(path)) return { place: { path, isFolder: false, absolute: '' }, local: false };
+  if (M.isUrl(path)) return { place: { path, isFolder: false, absolute: '' }, local: false };
   const st = await stat(path).catch(() => null);
   const isFolder = Boolean(st?.isDirectory());
   const folder = isFolder ? path : (path.includes('/') ? path.slice(0, path.lastIndexOf('/')) || '/' : '.');
@@ -83,7 +81,7 @@ async function runConvert(M, cmd) {
   process.on('SIGTERM', stop);
   const bar = progressBar(M, cmd.verb, req.quiet);
   try {
-    const where = await inputPlace(cmd.input);
+    const where = await inputPlace(M, cmd.input);
     // The model's plan: remember's default name depends on what the model holds.
     const plan = model[OUTPUT_PLAN]({
       request: req, surface: 'cli', shardedInput: model.info.sharded, destination: 'path', place: where.place,

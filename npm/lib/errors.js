@@ -1,10 +1,9 @@
 // AmnError: every failure the package reports, from the core or from JS-side I/O,
 // carries one of the core's stable codes so callers can branch on `.code`.
 
-export const ERROR_CODES = Object.freeze([
-  'parse', 'unsupported', 'limit', 'io', 'need_bytes', 'need_files', 'exists',
-  'invalid_argument', 'not_found', 'cancelled', 'internal', 'disallowed_global',
-]);
+// ERROR_CODES: every stable code, the core's list (errorCodes()) as the build wrote it
+// beside the module (tools/write-error-codes.mjs); the ErrorCode type is index.d.ts's.
+export { ERROR_CODES } from '../dist/error-codes.js';
 
 export class AmnError extends Error {
   constructor(code, message, { offset = -1, cause } = {}) {

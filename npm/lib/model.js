@@ -261,21 +261,22 @@ export class Model {
   async #convertShards(request, layout, { sink, overwrite, sync, openShard, onProgress, signal }) {
     throwIfAborted(signal);
     check(this.#session.planConvert(JSON.stringify(request)));
+    // The files the core planned: its shards, or the one file it names (shards: 1).
     const info = JSON.parse(this.#session.shardsInfo());
-    const files = info ? info.files : [{ name: 'model.safetensors', output_bytes: JSON.parse(this.#session.planInfo()).output_bytes }];
+    const { files } = info;
     const folder = await this.#openFolder({ sink, overwrite, sync, openShard, signal });
     const total = files.reduce((n, f) => n + f.output_bytes, 0);
     const progress = this.#progress(total, onProgress);
     const written = [];
     try {
       for (let k = 0; k < files.length; k++) {
-        if (info) check(this.#session.selectShard(k));
+        check(this.#session.selectShard(k));
         const plan = JSON.parse(this.#session.planInfo());
         const out = await folder.open(files[k].name);
         const output = await this.#writePlan(out, plan, progress, signal);
         written.push({ name: files[k].name, bytes: plan.output_bytes, output });
       }
-      if (info?.index) {
+      if (info.index) {
         const bytes = new TextEncoder().encode(info.index);
         const out = await folder.open(info.index_name);
         try {
@@ -289,7 +290,7 @@ export class Model {
       }
       throwIfAborted(signal);
       const path = await folder.commit();
-      const tensors = info ? info.files.reduce((n, f) => n + f.tensors, 0) : JSON.parse(this.#session.planInfo()).tensors.length;
+      const tensors = files.reduce((n, f) => n + f.tensors, 0);
       const result = { bytes: total, shards: files.length, tensors, files: written };
       if (path !== undefined) result.path = path;
       return result;

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { finished } from 'node:stream/promises';
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { isOllamaSpec, resolveOllama } from './ollama.js';
-import { chooseFiles, configFileNames } from './sources.js';
+import { chooseFiles, configFileNames, entryIsIndex, noModelFiles } from './sources.js';
 import { isWritableStream, openCommonSink, partsSink, toUint8Array } from './sinks.js';
 
 function ioError(err, path) {
@@ -105,7 +105,7 @@ async function pathSource(path) {
       throw ioError(err, path);
     }
     const choice = chooseFiles(names);
-    if (!choice) throw new AmnError('io', `${path} holds no model files (*.safetensors, *.index.json, *.gguf, *.bin, *.pth, *.pt, *.npz or *.npy)`);
+    if (!choice) throw noModelFiles(path);
     folder = path;
     entry = await ref(folder)(choice.entry);
     shards = await Promise.all(choice.shards.map(ref(folder)));
@@ -116,7 +116,7 @@ async function pathSource(path) {
     configs = await Promise.all(configFileNames().filter((n) => n !== basename(path)).map(ref(folder)));
   }
   configs = configs.filter(Boolean);
-  const viaIndex = entry.name.endsWith('.index.json');
+  const viaIndex = entryIsIndex(entry.name);
   return {
     entry,
     extras: viaIndex ? [] : [...shards.filter(Boolean), ...configs],

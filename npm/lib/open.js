@@ -3,7 +3,7 @@
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { FileTable, drive } from './session.js';
 import { Model } from './model.js';
-import { blobFile, fileListSource, memoryFile, urlSource, useCore } from './sources.js';
+import { blobFile, fileListSource, isUrl, memoryFile, urlSource, useCore } from './sources.js';
 
 // Limits go to the core as given (camelCase, or ParseLimits' snake_case): it checks them
 // and the first call that can fail (parse) reports a bad one.
@@ -14,8 +14,6 @@ export function limitsJson(limits) {
   return JSON.stringify(limits ?? {});
 }
 
-const isUrlString = (s) => /^https?:\/\//i.test(s);
-
 // Sources every environment understands; `extra` (Node) handles paths and FileHandles.
 export async function resolveSource(source, options, extra) {
   const { name } = options;
@@ -25,7 +23,7 @@ export async function resolveSource(source, options, extra) {
   if (typeof Blob !== 'undefined' && source instanceof Blob) return single(blobFile(source, name));
   if (Array.isArray(source) && source.length === 1 && source[0] instanceof Blob) return single(blobFile(source[0], name));
   if (Array.isArray(source)) return fileListSource(source);
-  const url = source instanceof URL ? source : typeof source === 'string' && isUrlString(source) ? new URL(source) : null;
+  const url = source instanceof URL ? source : typeof source === 'string' && isUrl(source) ? new URL(source) : null;
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
     if (typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
     return urlSource(url, { fetch: fetchFn, signal: options.signal, config: options.config !== false });

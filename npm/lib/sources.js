@@ -42,21 +42,33 @@ export function blobFile(blob, name) {
 // the core's own rules (session/open.h, the ones the native CLI uses), set once the core
 // is loaded. The entry comes first; an index or a GGUF shard names the rest itself
 // (need_files), the config files ride along.
-let folderRule = null;
+// Which sources are URLs and which entries are indexes (naming their shards) are the
+// core's rules too.
+let core = null;
 let configFiles = [];
 export function useCore(M) {
-  folderRule = (names) => JSON.parse(M.modelFilesInFolder(JSON.stringify(names)));
+  core = M;
   configFiles = JSON.parse(M.configFileNames());
 }
 export const configFileNames = () => configFiles;
+const loaded = () => {
+  if (!core) throw new AmnError('internal', 'the core is not loaded');
+  return core;
+};
+export const isUrl = (s) => loaded().isUrl(s);
+export const entryIsIndex = (name) => loaded().entryIsIndex(name);
+// The refusal of a folder without a model file, worded by the core.
+export function noModelFiles(folder) {
+  const st = JSON.parse(loaded().noModelFiles(folder));
+  return new AmnError(st.code, st.message);
+}
 
 export function chooseFiles(names) {
-  if (!folderRule) throw new AmnError('internal', 'the core is not loaded');
-  const files = folderRule([...names]);
+  const files = JSON.parse(loaded().modelFilesInFolder(JSON.stringify([...names])));
   const model = files.filter((n) => !configFiles.includes(n));
   if (model.length === 0) return null;
   const configs = files.filter((n) => configFiles.includes(n));
-  const viaIndex = model[0].endsWith('.index.json');
+  const viaIndex = entryIsIndex(model[0]);
   return { entry: model[0], shards: viaIndex ? [] : model.slice(1), configs, viaIndex };
 }
 
@@ -168,7 +180,7 @@ export async function urlSource(url, { fetch: fetchFn, signal, config: probeConf
   // means there is none; `config: false` skips the probes, e.g. where a 404 in the
   // console is unwelcome). A single-file URL costs no extra request: open() + info is
   // HEAD + one range GET.
-  const viaIndex = entry.name.endsWith('.index.json');
+  const viaIndex = entryIsIndex(entry.name);
   return {
     entry,
     extras: [],

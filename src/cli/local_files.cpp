@@ -5,6 +5,7 @@
 
 #include "cli/ollama.h"
 #include "session/open.h"
+#include "session/output.h"
 #include "session/registry.h"
 
 namespace amn::cli {
@@ -20,6 +21,7 @@ Status add_file(FileSet& files, const fs::path& path) {
 Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits) {
   std::error_code ec;
   fs::path p(path);
+  if (is_url(path)) return url_not_read_here(path);
   LocalModel out;
   out.files = std::make_unique<FileSet>();
   const auto status = fs::status(p, ec);
@@ -34,7 +36,7 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
     if (ec) return make_error(ErrorCode::io, "cannot list " + path + ": " + ec.message());
     auto wanted = model_files_in_folder(names);
     if (wanted.empty() || is_config_file_name(wanted.front())) {
-      return make_error(ErrorCode::io, path + " holds no model files (" + model_file_patterns_text() + ")");
+      return no_model_files(path);
     }
     for (const auto& name : wanted) AMN_TRY(add_file(*out.files, folder / name));
     out.place = input_place(path, true, fs::absolute(p, ec).lexically_normal().string());
@@ -58,7 +60,7 @@ Result<LocalModel> open_path(const std::string& path, const ParseLimits& limits)
     return {};
   };
   const std::string& entry = out.files->name(0);
-  const bool is_index = entry.size() > 11 && entry.compare(entry.size() - 11, 11, ".index.json") == 0;
+  const bool is_index = entry_is_index(entry);
   if (!is_index) AMN_TRY(add_configs());
   for (int round = 0; round < 2; ++round) {
     auto model = open_model(*out.files, limits);

@@ -5,6 +5,7 @@
 // enum (kernels/ggml/dequantize.h); adding a type: docs/architecture.md.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -83,7 +84,7 @@ constexpr GgmlTraits removed(GgmlType t, std::string_view name, std::string_view
 // Source: ggml-org/ggml as carried by ngxson/llama.cpp at 3f545beccee6 (2026-08-22):
 // `enum ggml_type` in ggml/include/ggml.h (ids), `type_traits[]` in ggml/src/ggml.c
 // (type_name, blck_size) and the block structs of ggml/src/ggml-common.h (sizeof, checked
-// by compiling the header; kernels/ggml/blocks.h asserts them against this table),
+// by compiling the header; the structs below restate them and are asserted against this table),
 // cross-checked with gguf-py's GGML_QUANT_SIZES (gguf-py/gguf/constants.py). Names are
 // gguf-py's GGMLQuantizationType members. Big-endian: gguf_convert_endian.py at the same
 // commit (byteswap_q4_0 / q8_0 / q1_0 swap the leading F16 d; byteswap_q4_k d and dmin;
@@ -176,5 +177,227 @@ constexpr std::optional<GgmlType> ggml_type_of(DType d) {
   }
   return std::nullopt;
 }
+
+// ---- the block layouts ----
+//
+// ggml's block structs (ggml/src/ggml-common.h, same commit), one beside each quantized
+// type's row: field names and order are ggml's, and each size is asserted against the
+// row. The dequantizers (kernels/ggml) read blocks through them; the F16 fields listed in
+// the rows are their `ggml_half` members. Formulas: docs/formats/ggml-blocks.md.
+namespace ggml {
+
+using ggml_half = uint16_t;  // IEEE binary16 bits, converted with amn::scalar::f16_to_f32
+
+inline constexpr int QK_K = 256;  // elements of a K-quant / IQ super-block
+
+// ---- legacy blocks: 32 elements, one scale (and min) ----
+
+struct block_q4_0 {
+  ggml_half d;      // scale
+  uint8_t qs[16];   // 4-bit quants: element j in the low nibble of qs[j], j+16 in the high
+};
+static_assert(sizeof(block_q4_0) == ggml_traits(GgmlType::Q4_0)->block_bytes);
+
+struct block_q4_1 {
+  ggml_half d;      // scale
+  ggml_half m;      // min (added)
+  uint8_t qs[16];   // 4-bit quants, nibbles as Q4_0
+};
+static_assert(sizeof(block_q4_1) == ggml_traits(GgmlType::Q4_1)->block_bytes);
+
+struct block_q5_0 {
+  ggml_half d;      // scale
+  uint8_t qh[4];    // 5th bit of each quant: bit j of the little-endian uint32 for element j
+  uint8_t qs[16];   // low 4 bits, nibbles as Q4_0
+};
+static_assert(sizeof(block_q5_0) == ggml_traits(GgmlType::Q5_0)->block_bytes);
+
+struct block_q5_1 {
+  ggml_half d;      // scale
+  ggml_half m;      // min (added)
+  uint8_t qh[4];    // 5th bits, as Q5_0
+  uint8_t qs[16];   // low 4 bits, as Q5_0
+};
+static_assert(sizeof(block_q5_1) == ggml_traits(GgmlType::Q5_1)->block_bytes);
+
+struct block_q8_0 {
+  ggml_half d;      // scale
+  int8_t qs[32];    // quants
+};
+static_assert(sizeof(block_q8_0) == ggml_traits(GgmlType::Q8_0)->block_bytes);
+
+struct block_q8_1 {
+  ggml_half d;      // scale
+  ggml_half s;      // d * sum(qs): for dot products, not read when dequantizing
+  int8_t qs[32];    // quants
+};
+static_assert(sizeof(block_q8_1) == ggml_traits(GgmlType::Q8_1)->block_bytes);
+
+// ---- K-quants: super-blocks of 256 ----
+
+struct block_q2_K {
+  uint8_t scales[16];  // per 16 elements: scale in the low nibble, min in the high
+  uint8_t qs[64];      // 2-bit quants, four per byte
+  ggml_half d;         // super-block scale of the scales
+  ggml_half dmin;      // super-block scale of the mins
+};
+static_assert(sizeof(block_q2_K) == ggml_traits(GgmlType::Q2_K)->block_bytes);
+
+struct block_q3_K {
+  uint8_t hmask[32];   // high (3rd) bit of each quant; set means "no -4"
+  uint8_t qs[64];      // low 2 bits, four per byte
+  uint8_t scales[12];  // sixteen 6-bit scales, biased by 32, packed
+  ggml_half d;         // super-block scale
+};
+static_assert(sizeof(block_q3_K) == ggml_traits(GgmlType::Q3_K)->block_bytes);
+
+inline constexpr int K_SCALE_SIZE = 12;
+
+struct block_q4_K {
+  ggml_half d;                   // super-block scale of the scales
+  ggml_half dmin;                // super-block scale of the mins
+  uint8_t scales[K_SCALE_SIZE];  // eight 6-bit scales and eight 6-bit mins, packed
+  uint8_t qs[128];               // 4-bit quants
+};
+static_assert(sizeof(block_q4_K) == ggml_traits(GgmlType::Q4_K)->block_bytes);
+
+struct block_q5_K {
+  ggml_half d;                   // super-block scale of the scales
+  ggml_half dmin;                // super-block scale of the mins
+  uint8_t scales[K_SCALE_SIZE];  // scales and mins, packed as Q4_K
+  uint8_t qh[32];                // 5th bit of each quant
+  uint8_t qs[128];               // low 4 bits
+};
+static_assert(sizeof(block_q5_K) == ggml_traits(GgmlType::Q5_K)->block_bytes);
+
+struct block_q6_K {
+  uint8_t ql[128];    // low 4 bits of the quants
+  uint8_t qh[64];     // high 2 bits
+  int8_t scales[16];  // per 16 elements, 8-bit signed
+  ggml_half d;        // super-block scale
+};
+static_assert(sizeof(block_q6_K) == ggml_traits(GgmlType::Q6_K)->block_bytes);
+
+struct block_q8_K {
+  float d;            // scale (F32, not F16)
+  int8_t qs[256];     // quants
+  int16_t bsums[16];  // sums of groups of 16 quants: for dot products, not read here
+};
+static_assert(sizeof(block_q8_K) == ggml_traits(GgmlType::Q8_K)->block_bytes);
+
+// ---- IQ ("importance") quants: grids of magnitudes + sign bits ----
+
+struct block_iq2_xxs {
+  ggml_half d;        // super-block scale
+  uint16_t qs[32];    // per 32 elements two uint32: 4 grid indices (8 bits each), then
+                      // 4 x 7 sign bits and a 4-bit scale (bits 28..31)
+};
+static_assert(sizeof(block_iq2_xxs) == ggml_traits(GgmlType::IQ2_XXS)->block_bytes);
+
+struct block_iq2_xs {
+  ggml_half d;        // super-block scale
+  uint16_t qs[32];    // per 8 elements: 9-bit grid index | 7 sign bits << 9
+  uint8_t scales[8];  // per 32 elements two 4-bit scales (16 elements each)
+};
+static_assert(sizeof(block_iq2_xs) == ggml_traits(GgmlType::IQ2_XS)->block_bytes);
+
+struct block_iq2_s {
+  ggml_half d;        // super-block scale
+  uint8_t qs[64];     // 32 low bytes of the 10-bit grid indices, then 32 bytes of signs
+  uint8_t qh[8];      // per 32 elements: 2 high bits of each of the 4 indices
+  uint8_t scales[8];  // per 32 elements two 4-bit scales
+};
+static_assert(sizeof(block_iq2_s) == ggml_traits(GgmlType::IQ2_S)->block_bytes);
+
+struct block_iq3_xxs {
+  ggml_half d;        // super-block scale
+  uint8_t qs[96];     // 64 grid indices (8 bits, 4 elements each), then per 32 elements
+                      // a uint32: 4 x 7 sign bits and a 4-bit scale (bits 28..31)
+};
+static_assert(sizeof(block_iq3_xxs) == ggml_traits(GgmlType::IQ3_XXS)->block_bytes);
+
+inline constexpr int IQ3S_N_SCALE = QK_K / 64;
+
+struct block_iq3_s {
+  ggml_half d;                   // super-block scale
+  uint8_t qs[64];                // low 8 bits of the 9-bit grid indices
+  uint8_t qh[8];                 // 9th bits, one byte per 32 elements
+  uint8_t signs[32];             // one sign bit per element
+  uint8_t scales[IQ3S_N_SCALE];  // per 64 elements two 4-bit scales
+};
+static_assert(sizeof(block_iq3_s) == ggml_traits(GgmlType::IQ3_S)->block_bytes);
+
+struct block_iq1_s {
+  ggml_half d;        // super-block scale
+  uint8_t qs[32];     // low 8 bits of the 11-bit grid indices
+  uint16_t qh[8];     // per 32 elements: 4 x 3 high index bits, 3-bit scale (bits 12..14),
+                      // delta sign (bit 15)
+};
+static_assert(sizeof(block_iq1_s) == ggml_traits(GgmlType::IQ1_S)->block_bytes);
+
+struct block_iq1_m {
+  uint8_t qs[32];     // low 8 bits of the 11-bit grid indices
+  uint8_t qh[16];     // per 16 elements: 3 high index bits + delta sign, for two groups of 8
+  uint8_t scales[8];  // 3-bit scales (per 16 elements); the F16 super-block scale is
+                      // spread over the top 4 bits of the four uint16 words
+};
+static_assert(sizeof(block_iq1_m) == ggml_traits(GgmlType::IQ1_M)->block_bytes);
+
+struct block_iq4_nl {
+  ggml_half d;        // scale
+  uint8_t qs[16];     // 4-bit indices into kvalues_iq4nl, nibbles as Q4_0
+};
+static_assert(sizeof(block_iq4_nl) == ggml_traits(GgmlType::IQ4_NL)->block_bytes);
+
+struct block_iq4_xs {
+  ggml_half d;          // super-block scale
+  uint16_t scales_h;    // high 2 bits of the eight 6-bit scales
+  uint8_t scales_l[4];  // low 4 bits of the eight scales
+  uint8_t qs[128];      // 4-bit indices into kvalues_iq4nl
+};
+static_assert(sizeof(block_iq4_xs) == ggml_traits(GgmlType::IQ4_XS)->block_bytes);
+
+// ---- ternary ----
+
+struct block_tq1_0 {
+  uint8_t qs[48];     // 5 trits per byte (base 3, as a fixed-point fraction of 256)
+  uint8_t qh[4];      // 4 trits per byte, same encoding
+  ggml_half d;        // scale
+};
+static_assert(sizeof(block_tq1_0) == ggml_traits(GgmlType::TQ1_0)->block_bytes);
+
+struct block_tq2_0 {
+  uint8_t qs[64];     // 2 bits per element (0, 1, 2 -> -1, 0, +1)
+  ggml_half d;        // scale
+};
+static_assert(sizeof(block_tq2_0) == ggml_traits(GgmlType::TQ2_0)->block_bytes);
+
+// ---- FP4 microscaling, 1- and 2-bit ----
+
+struct block_mxfp4 {
+  uint8_t e;          // E8M0 shared exponent
+  uint8_t qs[16];     // E2M1 values, nibbles as Q4_0
+};
+static_assert(sizeof(block_mxfp4) == ggml_traits(GgmlType::MXFP4)->block_bytes);
+
+struct block_nvfp4 {
+  uint8_t d[4];       // UE4M3 scale per 16 elements
+  uint8_t qs[32];     // E2M1 values; per 16 elements 8 bytes, nibbles as Q4_0
+};
+static_assert(sizeof(block_nvfp4) == ggml_traits(GgmlType::NVFP4)->block_bytes);
+
+struct block_q1_0 {
+  ggml_half d;        // scale: a set bit is +d, a clear bit -d
+  uint8_t qs[16];     // one bit per element, element j at bit j%8 of byte j/8
+};
+static_assert(sizeof(block_q1_0) == ggml_traits(GgmlType::Q1_0)->block_bytes);
+
+struct block_q2_0 {
+  ggml_half d;        // scale
+  uint8_t qs[16];     // 2 bits per element, element j at bits 2*(j%4) of byte j/4: q-1
+};
+static_assert(sizeof(block_q2_0) == ggml_traits(GgmlType::Q2_0)->block_bytes);
+
+}  // namespace ggml
 
 }  // namespace amn

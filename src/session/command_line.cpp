@@ -17,7 +17,9 @@ constexpr const char* kVerbHelp[] = {
 };
 
 std::string footer() {
-  return "PATH is a model file, a folder of shards, a *.index.json, ollama:<model>[:<tag>] or (Node) an http(s) URL.\n"
+  // One text for both CLIs; URLs are the one input they differ on, said as such.
+  return "PATH is a model file, a folder of shards, a *.index.json or ollama:<model>[:<tag>];\n"
+         "npx amn (Node) also reads an http(s) URL, by HTTP Range requests.\n"
          "Output names: <stem>-<dtype|converted>.<format> beside the input. remember without --to\n"
          "is lossless (quantized weights: their natural dtype): <stem>.safetensors, or for a\n"
          "safetensors input <stem>-<dtype> (every float output one dtype) else <stem>-remembered.\n"

@@ -21,10 +21,6 @@
 namespace amn {
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 Error with_file_prefix(const std::string& file, Error e) {
   if (e.code != ErrorCode::need_bytes && e.code != ErrorCode::need_files) {
     e.message = file + ": " + e.message;
@@ -68,7 +64,7 @@ Status read_config(FileSet& files, const ParseLimits& limits, Model& model) {
 }
 
 bool is_torch_name(std::string_view name) {
-  return ends_with(name, ".bin") || ends_with(name, ".pt") || ends_with(name, ".pth") || ends_with(name, ".ckpt");
+  return name.ends_with(".bin") || name.ends_with(".pt") || name.ends_with(".pth") || name.ends_with(".ckpt");
 }
 
 // A shard is safetensors, or (pytorch_model-00001-of-00002.bin) a torch.save file.
@@ -139,7 +135,7 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
   std::map<std::string, uint32_t, std::less<>> owner;
 
   const std::string& entry = files.name(0);
-  if (ends_with(entry, ".index.json")) {
+  if (entry_is_index(entry)) {
     AMN_ASSIGN(auto index, parse_safetensors_index(files, 0, limits));
     std::vector<std::string> missing;
     std::vector<uint32_t> ids;
@@ -189,7 +185,7 @@ Result<Model> open_safetensors(FileSet& files, const ParseLimits& limits) {
   } else {
     std::vector<uint32_t> ids;
     for (uint32_t i = 0; i < files.count(); ++i) {
-      if (i == 0 || ends_with(files.name(i), ".safetensors")) ids.push_back(i);
+      if (i == 0 || files.name(i).ends_with(".safetensors")) ids.push_back(i);
     }
     std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return files.name(a) < files.name(b); });
     if (ids.size() == 1) {
@@ -336,7 +332,7 @@ Result<Model> open_zip_or_legacy_pth(FileSet& files, const ParseLimits& limits) 
   auto archive = zip::read_archive(files, 0, limits, npy::kFirstRead);
   if (!archive) return with_file_prefix(files.name(0), std::move(archive).error());
   const bool torch = std::any_of(archive->entries.begin(), archive->entries.end(), [](const zip::Entry& e) {
-    return e.name == "data.pkl" || ends_with(e.name, "/data.pkl");
+    return e.name == "data.pkl" || e.name.ends_with("/data.pkl");
   });
   return torch ? open_pth_file(files, limits) : open_npz_file(files, limits);
 }
@@ -397,8 +393,8 @@ namespace detail {
 std::vector<std::string> pick_safetensors(const std::vector<std::string>& names) {
   std::vector<std::string> out, shards;
   for (const auto& n : names) {
-    if (ends_with(n, ".safetensors.index.json")) out.push_back(n);
-    else if (ends_with(n, ".safetensors")) shards.push_back(n);
+    if (n.ends_with(".safetensors.index.json")) out.push_back(n);
+    else if (n.ends_with(".safetensors")) shards.push_back(n);
   }
   if (out.size() > 1) out.clear();
   out.insert(out.end(), shards.begin(), shards.end());
@@ -408,7 +404,7 @@ std::vector<std::string> pick_safetensors(const std::vector<std::string>& names)
 // The first GGUF; for a split model, shard 1 (the parser asks for the rest).
 std::vector<std::string> pick_gguf(const std::vector<std::string>& names) {
   for (const auto& n : names) {
-    if (!ends_with(n, ".gguf")) continue;
+    if (!n.ends_with(".gguf")) continue;
     auto split = gguf_split_name(n);
     if (!split || split->no == 1) return {n};
   }
@@ -418,7 +414,7 @@ std::vector<std::string> pick_gguf(const std::vector<std::string>& names) {
 // A PyTorch index (its shards are asked for), else the first PyTorch file.
 std::vector<std::string> pick_torch(const std::vector<std::string>& names) {
   for (const auto& n : names) {
-    if (ends_with(n, ".bin.index.json") || ends_with(n, ".pt.index.json") || ends_with(n, ".pth.index.json")) return {n};
+    if (n.ends_with(".bin.index.json") || n.ends_with(".pt.index.json") || n.ends_with(".pth.index.json")) return {n};
   }
   for (const auto& n : names) {
     if (is_torch_name(n)) return {n};
@@ -429,12 +425,23 @@ std::vector<std::string> pick_torch(const std::vector<std::string>& names) {
 // The first NumPy file (.npz or .npy: one rank for both).
 std::vector<std::string> pick_numpy(const std::vector<std::string>& names) {
   for (const auto& n : names) {
-    if (ends_with(n, ".npz") || ends_with(n, ".npy")) return {n};
+    if (n.ends_with(".npz") || n.ends_with(".npy")) return {n};
   }
   return {};
 }
 
 }  // namespace detail
+
+bool entry_is_index(std::string_view name) { return name.ends_with(".index.json"); }
+
+Error no_model_files(std::string_view folder) {
+  return make_error(ErrorCode::io, std::string(folder) + " holds no model files (" + model_file_patterns_text() + ")");
+}
+
+Error url_not_read_here(std::string_view url) {
+  return make_error(ErrorCode::unsupported, "cannot open " + std::string(url) +
+                                                ": amn reads local files; npx amn and the npm package read http(s) URLs");
+}
 
 bool is_config_file_name(std::string_view name) {
   return std::find(kConfigFileNames.begin(), kConfigFileNames.end(), name) != kConfigFileNames.end();

@@ -22,6 +22,18 @@ Result<Model> open_model(FileSet& files, const ParseLimits& limits);
 // Empty: nothing to open.
 std::vector<std::string> model_files_in_folder(std::vector<std::string> names);
 
+// An entry that names its shards (*.index.json): the shards are found when the parser
+// asks for them (need_files), and the config files are declared after them.
+bool entry_is_index(std::string_view name);
+
+// The refusal of a folder holding no model file: "<folder> holds no model files
+// (*.safetensors, ...)", the patterns from the format registry.
+Error no_model_files(std::string_view folder);
+
+// The refusal of an http(s) URL by a surface that reads local files only (the native amn
+// and the C++ library): where URLs are read instead.
+Error url_not_read_here(std::string_view url);
+
 // Sibling files worth adding next to an entry file, by name, in the order they are
 // declared: transformers' config.json, then the quantizers' own configs in GPTQModel's
 // lookup order (QUANT_CONFIG_FILENAME_COMPAT in gptqmodel/quantization/config.py):

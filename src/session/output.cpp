@@ -13,10 +13,6 @@
 namespace amn {
 namespace {
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 std::string join(std::string_view folder, std::string_view name) {
   std::string out(folder);
   if (out.empty()) out = ".";
@@ -86,7 +82,7 @@ std::string output_stem(std::string_view entry_name) {
   bool cut = false;
   for (std::string_view suffix : {".safetensors.index.json", ".bin.index.json", ".pth.index.json", ".pt.index.json",
                                   ".index.json"}) {
-    if (name.size() > suffix.size() && ends_with(name, suffix)) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
       name.resize(name.size() - suffix.size());
       cut = true;
       break;
@@ -95,7 +91,7 @@ std::string output_stem(std::string_view entry_name) {
   if (!cut) {
     for (const FormatRow& row : format_rows()) {
       for (auto ext : row.extensions) {
-        if (!cut && name.size() > ext.size() && ends_with(name, ext)) {
+        if (!cut && name.size() > ext.size() && name.ends_with(ext)) {
           name.resize(name.size() - ext.size());
           cut = true;
         }
@@ -203,7 +199,7 @@ Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, 
     return out;
   }
   if (r.shards == ShardMode::one) return out;
-  const bool names_file = destination == Destination::path && ends_with(r.output, ".safetensors");
+  const bool names_file = destination == Destination::path && r.output.ends_with(".safetensors");
   if (asked && destination == Destination::single) {
     return make_error(ErrorCode::invalid_argument,
                       "a sharded output needs a folder: openShard, or in Node a folder path as sink");

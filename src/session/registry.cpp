@@ -36,10 +36,6 @@ const std::array<FormatRow, 6> kRows = {{
      "single file, sharded folder or *.index.json; quantized weights detected"},
 }};
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 }  // namespace
 
 std::span<const FormatRow> format_rows() { return kRows; }
@@ -48,7 +44,7 @@ const FormatRow* format_by_extension(std::string_view file_name) {
   for (const FormatRow& row : kRows) {
     if (!row.trusted_extensions) continue;
     for (auto ext : row.extensions) {
-      if (file_name.size() > ext.size() && ends_with(file_name, ext)) return &row;
+      if (file_name.size() > ext.size() && file_name.ends_with(ext)) return &row;
     }
   }
   return nullptr;

@@ -67,6 +67,9 @@ Status Session::plan_convert(const ConvertRequest& request) {
   }
   AMN_ASSIGN(auto plan, amn::plan_convert(*model_, options));
   plans_.push_back(std::move(plan));
+  // One file: named as a one-shard split names it, for a destination that opens a sink
+  // per file (openShard with shards: 1).
+  shard_names_.emplace_back(kSingleShardName);
   return {};
 }
 
@@ -121,7 +124,7 @@ std::string Session::output_plan_json(std::string_view json) const {
 }
 
 std::string Session::shards_info_json() const {
-  if (shard_names_.empty()) return "null";
+  if (shard_names_.empty()) return "null";  // no convert plan (none yet, or a tensor's)
   return amn::shards_info_json(shard_names_, plans_, index_json_, total_size_);
 }
 

@@ -60,7 +60,8 @@ class Session {
   // The output policy (output.h output_plan_json) with this session's model, which
   // remember's default name depends on.
   std::string output_plan_json(std::string_view json) const;
-  // The files of a sharded plan (views.h shards_info_json), "null" for one plan.
+  // The files of the convert plan (views.h shards_info_json): its shards, or the one
+  // file ("model.safetensors", index null); "null" without a convert plan.
   std::string shards_info_json() const;
   Status select_shard(size_t k);
   std::string plan_info_json() const;  // "null" without a plan

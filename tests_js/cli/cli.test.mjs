@@ -66,6 +66,14 @@ test('errors are one line with a stable code and exit 1', () => {
   assert.match(b.err, /^amn: error \[parse\]: safetensors: file is 3 bytes, shorter than 8 bytes/);
 });
 
+test('a URL: the native amn says it reads local files and where URLs are read; the help says the same', () => {
+  const r = amn(['inspect', 'https://example.org/model.safetensors']);
+  assert.equal(r.code, 1);
+  assert.equal(r.err, 'amn: error [unsupported]: cannot open https://example.org/model.safetensors: '
+    + 'amn reads local files; npx amn and the npm package read http(s) URLs\n');
+  assert.match(amn(['--help']).out, /npx amn \(Node\) also reads an http\(s\) URL/);
+});
+
 test('every broken fixture is rejected with its code and message', () => {
   const manifest = JSON.parse(readFileSync(fx('safetensors/broken/manifest.json'), 'utf8'));
   const entries = Array.isArray(manifest) ? manifest : manifest.files ?? Object.values(manifest);

@@ -23,6 +23,7 @@ const cases = [
   ['convert', TINY], ['convert', TINY, '--to', 'gguf', '--shards', 'input'],
   ['convert', TINY, '--to', 'safetensors', '--shards', '1', '--max-shard-size', '1MB'],
   ['inspect', TINY, '--max-item-count', 'lots'], ['inspect', TINY, '--max-item-count', '1'],
+  ['inspect', 'docs'],  // a folder without a model file: the registry's patterns, from the core
 ];
 
 for (const args of cases) {

@@ -89,6 +89,13 @@ test('single-file forms are unchanged: a .safetensors path, a stream, shards: 1'
   const b = await withModel(SHARDED, (m) => m.convert({ sink: join(dir, 'plain'), shards: 1 }));
   assert.ok((await readFile(join(dir, 'plain'))).equals(await readFile(file)));
   assert.equal(a.bytes, b.bytes);
+  // openShard with shards: 1 opens one sink, under the name the core gives one file.
+  const opened = [];
+  const c = await withModel(SHARDED, (m) => m.convert({ shards: 1, openShard: (name) => { opened.push(name); return null; } }));
+  assert.deepEqual(opened, ['model.safetensors']);
+  assert.equal(c.shards, 1);
+  assert.equal(c.tensors, a.tensors);
+  assert.ok(Buffer.from(c.files[0].output).equals(await readFile(file)));
 });
 
 test('misuse and refusals: codes, and nothing left behind', async (t) => {

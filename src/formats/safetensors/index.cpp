@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "core/json_syntax.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
@@ -58,13 +59,13 @@ Result<SafetensorsIndex> parse_safetensors_index(FileSet& files, uint32_t file,
   for (auto kv : map) {
     std::string_view shard;
     if (kv.value.get_string().get(shard)) {
-      return index_error(name, "weight_map value for '" + std::string(kv.key) + "' is not a string");
+      return index_error(name, "weight_map value for " + quote(kv.key) + " is not a string");
     }
     if (!seen.insert(kv.key).second) {
-      return index_error(name, "duplicate tensor name '" + std::string(kv.key) + "' in weight_map");
+      return index_error(name, "duplicate tensor name " + quote(kv.key) + " in weight_map");
     }
     if (!is_plain_file_name(shard)) {
-      return index_error(name, "shard name '" + std::string(shard) + "' is not a plain file name in the index's folder");
+      return index_error(name, "shard name " + quote(shard) + " is not a plain file name in the index's folder");
     }
     AMN_TRY(budget.charge(sizeof(out.weight_map[0]) + kv.key.size() + 2 * shard.size(), "the weight_map"));
     out.weight_map.emplace_back(std::string(kv.key), std::string(shard));

@@ -9,20 +9,13 @@
 #include "core/bytes.h"
 #include "core/checked.h"
 #include "core/json_syntax.h"
+#include "core/text.h"
 
 namespace amn {
 namespace {
 
 Error header_error(std::string message, uint64_t offset = 8) {
   return make_error(ErrorCode::parse, "safetensors: " + std::move(message), offset);
-}
-
-std::string quote_name(std::string_view name) {
-  std::string out = "'";
-  // Names are shown as they are, but control characters would garble one-line errors.
-  for (unsigned char c : name.substr(0, 200)) out += (c < 0x20) ? '?' : static_cast<char>(c);
-  if (name.size() > 200) out += "...";
-  return out + "'";
 }
 
 // Reads a non-negative JSON integer (shape dims and offsets are usize in the reference).
@@ -41,7 +34,7 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
                     uint32_t file, TensorRecord& out) {
   simdjson::dom::object obj;
   if (value.get_object().get(obj)) {
-    return header_error("tensor entry is not an object (" + quote_name(name) + ")");
+    return header_error("tensor entry is not an object (" + quote(name) + ")");
   }
   out.name = std::string(name);
   out.file = file;
@@ -51,30 +44,30 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
     const bool known = field.key == "dtype" || field.key == "shape" || field.key == "data_offsets";
     if (known && ((field.key == "dtype" && have_dtype) || (field.key == "shape" && have_shape) ||
                   (field.key == "data_offsets" && have_offsets))) {
-      return header_error("duplicate field '" + std::string(field.key) + "' in tensor " + quote_name(name));
+      return header_error("duplicate field " + quote(field.key) + " in tensor " + quote(name));
     }
     if (field.key == "dtype") {
       std::string_view s;
       if (field.value.get_string().get(s)) {
-        return header_error("unknown dtype for tensor " + quote_name(name) + ": not a string");
+        return header_error("unknown dtype for tensor " + quote(name) + ": not a string");
       }
       auto dt = dtype_from_name(s);
-      if (!dt) return header_error("unknown dtype \"" + std::string(s.substr(0, 40)) + "\" for tensor " + quote_name(name));
+      if (!dt) return header_error("unknown dtype \"" + std::string(s.substr(0, 40)) + "\" for tensor " + quote(name));
       out.dtype = *dt;
       have_dtype = true;
     } else if (field.key == "shape") {
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr)) {
-        return header_error("invalid shape for tensor " + quote_name(name) + ": not an array");
+        return header_error("invalid shape for tensor " + quote(name) + ": not an array");
       }
       out.shape.clear();
       for (auto d : arr) {
         uint64_t dim;
         if (!get_uint(d, dim)) {
-          return header_error("invalid shape for tensor " + quote_name(name) + ": a dimension is not a non-negative integer");
+          return header_error("invalid shape for tensor " + quote(name) + ": a dimension is not a non-negative integer");
         }
         if (out.shape.size() >= kHardMaxDims) {
-          return make_error(ErrorCode::limit, "safetensors: tensor " + quote_name(name) + " has too many dimensions (more than " + std::to_string(kHardMaxDims) + ")", 8);
+          return make_error(ErrorCode::limit, "safetensors: tensor " + quote(name) + " has too many dimensions (more than " + std::to_string(kHardMaxDims) + ")", 8);
         }
         out.shape.push_back(dim);
       }
@@ -83,30 +76,30 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr) || arr.size() != 2 || !get_uint(arr.at(0).value_unsafe(), begin) ||
           !get_uint(arr.at(1).value_unsafe(), end)) {
-        return header_error("invalid data_offsets for tensor " + quote_name(name) + ": must be two non-negative integers");
+        return header_error("invalid data_offsets for tensor " + quote(name) + ": must be two non-negative integers");
       }
       have_offsets = true;
     }
     // Other keys are ignored, as serde does for the reference's TensorInfo.
   }
-  if (!have_dtype) return header_error("missing dtype for tensor " + quote_name(name));
-  if (!have_shape) return header_error("missing shape for tensor " + quote_name(name));
-  if (!have_offsets) return header_error("missing data_offsets for tensor " + quote_name(name));
+  if (!have_dtype) return header_error("missing dtype for tensor " + quote(name));
+  if (!have_shape) return header_error("missing shape for tensor " + quote(name));
+  if (!have_offsets) return header_error("missing data_offsets for tensor " + quote(name));
   if (end < begin) {
-    return header_error("data_offsets of tensor " + quote_name(name) + " end before begin (" +
+    return header_error("data_offsets of tensor " + quote(name) + " end before begin (" +
                         std::to_string(begin) + " > " + std::to_string(end) + ")");
   }
   uint64_t elements = 1;
   for (uint64_t d : out.shape) {
     auto m = checked_mul(elements, d);
-    if (!m) return header_error("element count of tensor " + quote_name(name) + " overflows 64 bits");
+    if (!m) return header_error("element count of tensor " + quote(name) + " overflows 64 bits");
     elements = *m;
   }
   out.elements = elements;
   auto nbytes = dtype_nbytes(out.dtype, elements);
-  if (!nbytes) return header_error("tensor " + quote_name(name) + ": " + nbytes.error().message);
+  if (!nbytes) return header_error("tensor " + quote(name) + ": " + nbytes.error().message);
   if (*nbytes != end - begin) {
-    return header_error("size mismatch: tensor " + quote_name(name) + " spans " + std::to_string(end - begin) +
+    return header_error("size mismatch: tensor " + quote(name) + " spans " + std::to_string(end - begin) +
                         " bytes but its dtype and shape need " + std::to_string(*nbytes) +
                         " (" + std::string(dtype_name(out.dtype)) + ", " + std::to_string(elements) +
                         " elements)");
@@ -114,7 +107,7 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
   out.nbytes = *nbytes;
   auto abs = checked_add(data_start, begin);
   if (!abs || !checked_add(data_start, end)) {
-    return header_error("data_offsets of tensor " + quote_name(name) + " overflow");
+    return header_error("data_offsets of tensor " + quote(name) + " overflow");
   }
   out.offset = *abs;
   return {};
@@ -191,7 +184,7 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   for (auto field : obj) {
     if (!seen.insert(field.key).second) {
       if (field.key == "__metadata__") return header_error("duplicate __metadata__ entry");
-      return header_error("duplicate tensor name " + quote_name(field.key));
+      return header_error("duplicate tensor name " + quote(field.key));
     }
     if (field.key.size() > kHardMaxNameBytes) {
       return make_error(ErrorCode::limit, "safetensors: tensor name too long (more than 64 KiB)", 8);
@@ -202,10 +195,10 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
       if (field.value.get_object().get(meta)) return header_error("__metadata__ is not an object");
       std::unordered_set<std::string_view> keys;
       for (auto kv : meta) {
-        if (!keys.insert(kv.key).second) return header_error("duplicate metadata key " + quote_name(kv.key));
+        if (!keys.insert(kv.key).second) return header_error("duplicate metadata key " + quote(kv.key));
         std::string_view v;
         if (kv.value.get_string().get(v)) {
-          return header_error("__metadata__ value is not a string (key " + quote_name(kv.key) + ")");
+          return header_error("__metadata__ value is not a string (key " + quote(kv.key) + ")");
         }
         AMN_TRY(budget.charge(sizeof(out.metadata[0]) + kv.key.size() + v.size(), "the metadata", 8));
         out.metadata.emplace_back(std::string(kv.key), std::string(v));
@@ -215,7 +208,7 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
     TensorRecord rec;
     AMN_TRY(parse_tensor(field.key, field.value, out.header_bytes, file, rec));
     AMN_TRY(budget.charge(sizeof(TensorRecord) + rec.name.size() + rec.shape.size() * sizeof(uint64_t),
-                          "tensor " + quote_name(rec.name), 8));
+                          "tensor " + quote(rec.name), 8));
     out.tensors.push_back(std::move(rec));
   }
 
@@ -229,16 +222,16 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   for (const auto& t : out.tensors) {
     if (t.offset > pos) {
       if (!prev) {
-        return header_error("hole before the first tensor " + quote_name(t.name) + ": it starts at data offset " +
+        return header_error("hole before the first tensor " + quote(t.name) + ": it starts at data offset " +
                             std::to_string(t.offset - out.header_bytes) + ", not 0");
       }
-      return header_error("hole in the data section between " + quote_name(prev->name) + " (ends at " +
-                          std::to_string(pos - out.header_bytes) + ") and " + quote_name(t.name) +
+      return header_error("hole in the data section between " + quote(prev->name) + " (ends at " +
+                          std::to_string(pos - out.header_bytes) + ") and " + quote(t.name) +
                           " (starts at " + std::to_string(t.offset - out.header_bytes) + ")");
     }
     if (t.offset < pos) {
-      return header_error("tensors " + quote_name(prev ? prev->name : std::string_view("?")) + " and " +
-                          quote_name(t.name) + " overlap");
+      return header_error("tensors " + quote(prev ? prev->name : std::string_view("?")) + " and " +
+                          quote(t.name) + " overlap");
     }
     pos = t.offset + t.nbytes;
     prev = &t;
