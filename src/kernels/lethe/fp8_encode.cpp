@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "core/bytes.h"
 
@@ -67,8 +68,17 @@ void fp8_block_quantize_rows(const float* values, uint64_t cols, uint64_t r0, ui
   for (uint64_t r = 0; r < r1 - r0; ++r) {
     const float* s = scale + (r / block.rows) * tile_cols;
     for (uint64_t c = 0; c < cols; ++c) {
-      float v = values[r * cols + c] * s[c / block.cols];
-      if (!std::isnan(v)) v = std::min(448.0f, std::max(-448.0f, v));  // torch.clamp keeps NaN
+      const float x = values[r * cols + c];
+      float v = x * s[c / block.cols];
+      if (!std::isnan(v)) {
+        v = std::min(448.0f, std::max(-448.0f, v));  // torch.clamp keeps NaN
+      } else if (!std::isnan(x)) {
+        // An invalid product (0 x Inf from a subnormal tile's infinite scale, Inf x 0 from
+        // an infinite tile's zero scale) is the FPU's default NaN: negative on x86, where
+        // torch made the fixtures (code 0xFF); aarch64 and WASM make it positive. Written as
+        // x86 does, so every target gives the producer's bytes.
+        v = -std::numeric_limits<float>::quiet_NaN();
+      }
       out[r * cols + c] = f32_to_e4m3fn(v);
     }
   }
