@@ -48,10 +48,10 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
     const before = await rows();
     assert.equal(before.length, 5);
     for (const r of before) assert.ok(r.cosine > 0.98 && r.cosine <= 1 && r.snr > 10, JSON.stringify(r));
-    await page.click('#lethe-table th[data-key="snr_db"] button');
+    await page.click('#lethe-table th[data-lethe-key="snr_db"] button');
     const sorted = (await rows()).map((r) => r.snr);
     assert.deepEqual(sorted, [...sorted].sort((a, b) => a - b));
-    assert.equal(await page.getAttribute('#lethe-table th[data-key="snr_db"]', 'aria-sort'), 'ascending');
+    assert.equal(await page.getAttribute('#lethe-table th[data-lethe-key="snr_db"]', 'aria-sort'), 'ascending');
     assert.match(await page.textContent('#lethe-summary'), /5 of 5 tensors quantized/);
   });
 });

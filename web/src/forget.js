@@ -29,7 +29,7 @@ export class ForgetPanel {
       this.run();
     });
     for (const th of this.ui.table.querySelectorAll('th')) {
-      th.querySelector('button').addEventListener('click', () => this.#sortBy(th.dataset.key));
+      th.querySelector('button').addEventListener('click', () => this.#sortBy(th.dataset.letheKey));
     }
   }
 
@@ -110,7 +110,7 @@ export class ForgetPanel {
       return (typeof x === 'string' ? x.localeCompare(y, 'en', { numeric: true }) : x - y) * dir;
     });
     for (const th of this.ui.table.querySelectorAll('th')) {
-      th.setAttribute('aria-sort', th.dataset.key !== key ? 'none' : dir > 0 ? 'ascending' : 'descending');
+      th.setAttribute('aria-sort', th.dataset.letheKey !== key ? 'none' : dir > 0 ? 'ascending' : 'descending');
     }
     this.ui.body.replaceChildren(...rows.map((t) => {
       const tr = document.createElement('tr');
