@@ -74,7 +74,7 @@ TEST_CASE("lethe fp8-ct: fp8-channel and fp8-tensor are model_free_ptq's bytes",
                                q.data() + r0 * cols);
         }
       } else {
-        scale[0] = ct_fp8_scale(ct_fp8_absmax(x.data(), x.size()), t.dtype);
+        scale[0] = ct_fp8_scale(absmax(x.data(), x.size()), t.dtype);
         for (uint64_t r0 = 0; r0 < rows; r0 += 16) {
           const uint64_t r1 = std::min(rows, r0 + 16);
           ct_fp8_quantize_rows(x.data() + r0 * cols, cols, r0, r1, t.dtype, scale.data(), false, zp,

@@ -80,7 +80,7 @@ TEST_CASE("lethe nvfp4: nvfp4-pack-quantized is model_free_ptq's bytes", "[lethe
     float amax = 0;
     for (const auto& p : cs.fused) {
       const auto xp = as_f32(in, p + ".weight");
-      amax = std::max(amax, nvfp4_absmax(xp.data(), xp.size()));
+      amax = std::max(amax, absmax(xp.data(), xp.size()));
     }
     const float g = nvfp4_global_scale(amax, t.dtype);
     CHECK(g == f32_at(ex, cs.base + ".weight_global_scale"));

@@ -7,6 +7,7 @@
 
 #include "kernels/cast.h"
 #include "kernels/lethe/fp8_ct_encode.h"
+#include "kernels/lethe/torch_ops.h"
 #include "kernels/quant/fp8.h"
 #include "schemes/forget_util.h"
 
@@ -21,13 +22,6 @@ void put_as(DType t, float v, uint8_t* out) {
   }
   const uint16_t h = t == DType::BF16 ? scalar::f32_to_bf16(v) : scalar::f32_to_f16(v);
   std::memcpy(out, &h, 2);
-}
-
-// The F32 result of an op torch runs in `t`: rounded to `t`.
-float round_to(DType t, float v) {
-  if (t == DType::BF16) return scalar::bf16_to_f32(scalar::f32_to_bf16(v));
-  if (t == DType::F16) return scalar::f16_to_f32(scalar::f32_to_f16(v));
-  return v;
 }
 
 class CtFp8Op final : public EncodeOp {
@@ -63,7 +57,7 @@ class CtFp8Op final : public EncodeOp {
     for (uint64_t r = 0; r < r1 - r0; ++r) {
       const float s = per_row_ ? scale[r] : scale[0];
       for (uint64_t c = 0; c < cols_; ++c) {
-        const float y = round_to(dtype_, quant::fp8_to_f32(DType::F8_E4M3, out[r * cols_ + c]) * s);
+        const float y = lethe::round_to(quant::fp8_to_f32(DType::F8_E4M3, out[r * cols_ + c]) * s, dtype_);
         sums.add(values[r * cols_ + c], y);
       }
     }
@@ -81,7 +75,7 @@ class CtFp8Op final : public EncodeOp {
       for (uint64_t e = 0; e < n; e += step) {
         chunk.resize(std::min(step, n - e));
         load_f32(source, from, e, chunk.size(), chunk.data());
-        const float a = lethe::ct_fp8_absmax(chunk.data(), chunk.size());
+        const float a = lethe::absmax(chunk.data(), chunk.size());
         amax = (a != a || amax != amax) ? a + amax : std::max(amax, a);  // NaN propagates
       }
       tensor_scale_ = lethe::ct_fp8_scale(amax, dtype_);

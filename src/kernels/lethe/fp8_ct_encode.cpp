@@ -7,21 +7,10 @@
 
 #include "kernels/cast.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/torch_ops.h"
 
 namespace amn::lethe {
 namespace {
-
-// A torch op on `src` tensors computes in F32 and rounds the result once to `src`.
-float round_to(float v, DType src) {
-  switch (src) {
-    case DType::BF16:
-      return scalar::bf16_to_f32(scalar::f32_to_bf16(v));
-    case DType::F16:
-      return scalar::f16_to_f32(scalar::f32_to_f16(v));
-    default:
-      return v;
-  }
-}
 
 float eps_of(DType src) {
   switch (src) {
@@ -36,16 +25,6 @@ float eps_of(DType src) {
 
 }  // namespace
 
-float ct_fp8_absmax(const float* values, uint64_t count) {
-  float m = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    const float a = std::fabs(values[i]);
-    if (std::isnan(a)) return a;
-    m = std::max(m, a);
-  }
-  return m;
-}
-
 float ct_fp8_scale(float amax, DType src) {
   // max_val_pos / (float(bit_range) / 2): bit_range = 448 - (-448), so / 448.0 in src
   const float s = round_to(amax / 448.0f, src);
@@ -53,7 +32,7 @@ float ct_fp8_scale(float amax, DType src) {
 }
 
 void ct_fp8_channel_scales(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, DType src, float* scale) {
-  for (uint64_t r = 0; r < r1 - r0; ++r) scale[r] = ct_fp8_scale(ct_fp8_absmax(values + r * cols, cols), src);
+  for (uint64_t r = 0; r < r1 - r0; ++r) scale[r] = ct_fp8_scale(absmax(values + r * cols, cols), src);
 }
 
 void ct_fp8_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, DType src, const float* scale,

@@ -14,12 +14,10 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "kernels/lethe/torch_ops.h"  // absmax, round_to
 
 namespace amn::lethe {
 
-// amax |x| over `count` values; NaN propagates (torch.amin / amax and the binary max of
-// calculate_qparams do), so the result is NaN when any value is.
-float ct_fp8_absmax(const float* values, uint64_t count);
 
 // calculate_qparams for one amax: s = round_src(amax / 448) (F32 division, one rounding to
 // src); s == 0 -> torch.finfo(src).eps (BF16 2^-7, F16 2^-10, F32 2^-23); NaN stays NaN,

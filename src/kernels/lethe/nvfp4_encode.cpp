@@ -8,41 +8,15 @@
 
 #include "kernels/cast.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/torch_ops.h"
+#include "kernels/quant/fp8.h"
 
 namespace amn::lethe {
 namespace {
 
-float round_to(float v, DType src) {
-  switch (src) {
-    case DType::BF16:
-      return scalar::bf16_to_f32(scalar::f32_to_bf16(v));
-    case DType::F16:
-      return scalar::f16_to_f32(scalar::f32_to_f16(v));
-    default:
-      return v;
-  }
-}
-
 float tiny_of(DType src) { return src == DType::F16 ? 6.103515625e-05f : 1.17549435082228750797e-38f; }
 
-float e4m3_value(uint8_t c) {
-  const int e = (c >> 3) & 15, m = c & 7;
-  if (e == 15 && m == 7) return std::nanf("");
-  const float v = e ? std::ldexp(1.0f + m / 8.0f, e - 7) : std::ldexp(m / 8.0f, -6);
-  return (c & 0x80) ? -v : v;
-}
-
 }  // namespace
-
-float nvfp4_absmax(const float* values, uint64_t count) {
-  float m = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    const float a = std::fabs(values[i]);
-    if (std::isnan(a)) return a;
-    m = std::max(m, a);
-  }
-  return m;
-}
 
 float nvfp4_global_scale(float amax, DType src) {
   if (std::isnan(amax)) return 1.0f;
@@ -56,7 +30,7 @@ void nvfp4_block_scales(const float* values, uint64_t cols, uint64_t r0, uint64_
   const uint64_t groups = cols / 16;
   for (uint64_t r = 0; r < r1 - r0; ++r)
     for (uint64_t g = 0; g < groups; ++g) {
-      const float amax = nvfp4_absmax(values + r * cols + g * 16, 16);
+      const float amax = absmax(values + r * cols + g * 16, 16);
       const float s = round_to(amax / 6.0f, src);  // max_val_pos / (float(bit_range) / 2)
       float f = global_scale * s;                   // global_scale * scales: F32
       if (!std::isnan(f)) f = std::min(448.0f, std::max(-448.0f, f));
@@ -87,7 +61,7 @@ void nvfp4_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64
   const uint64_t groups = cols / 16;
   for (uint64_t r = 0; r < r1 - r0; ++r)
     for (uint64_t g = 0; g < groups; ++g) {
-      const float se = e4m3_value(scale_e4m3[r * groups + g]) / global_scale;  // scale / global_scale
+      const float se = quant::fp8_to_f32(DType::F8_E4M3, scale_e4m3[r * groups + g]) / global_scale;  // scale / global_scale
       const float* x = values + r * cols + g * 16;
       uint8_t* out = packed + r * (cols / 2) + g * 8;
       for (int j = 0; j < 8; ++j)

@@ -16,11 +16,10 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "kernels/lethe/torch_ops.h"  // absmax, round_to
 
 namespace amn::lethe {
 
-// amax |x| over `count` values, NaN propagating (torch.amax / torch.max do).
-float nvfp4_absmax(const float* values, uint64_t count);
 
 // generate_gparam on the amax of the tensor, or of its fused partners (model_free_ptq fuses
 // q/k/v, gate/up, w1/w3 and wq_a/wkv_a_with_mqa: one global scale for the set): in src,

@@ -1,0 +1,33 @@
+// What the encoders share of torch's arithmetic: an op on BF16 / F16 tensors computes in F32
+// and rounds once to the tensor's dtype, and amax lets a NaN through.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "kernels/cast.h"
+
+namespace amn::lethe {
+
+// The F32 result of a torch op on `src` tensors, rounded to `src` (kept as F32).
+inline float round_to(float v, DType src) {
+  switch (src) {
+    case DType::BF16: return scalar::bf16_to_f32(scalar::f32_to_bf16(v));
+    case DType::F16: return scalar::f16_to_f32(scalar::f32_to_f16(v));
+    default: return v;
+  }
+}
+
+// amax |x| over `count` values; NaN propagates (torch.amax and the binary max after it do).
+inline float absmax(const float* values, uint64_t count) {
+  float m = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const float a = std::fabs(values[i]);
+    if (std::isnan(a)) return a;
+    m = std::max(m, a);
+  }
+  return m;
+}
+
+}  // namespace amn::lethe
