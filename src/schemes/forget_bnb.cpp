@@ -102,11 +102,10 @@ const Bnb4Op::Stats& Bnb4Op::stats(std::span<const uint8_t> source, DType from) 
     s.absmax.resize(blocks_);
     const uint64_t step = std::max<uint64_t>(blocksize_, kChunk / blocksize_ * blocksize_);
     std::vector<float> values(step);
-    std::vector<uint8_t> packed(step / 2 + 1);
     for (uint64_t e = 0; e < n_; e += step) {
       const uint64_t n = std::min(step, n_ - e);
       load_f32(source, from, e, n, values.data());
-      lethe::bnb4_quantize(type_, values.data(), n, blocksize_, packed.data(), s.absmax.data() + e / blocksize_);
+      lethe::bnb4_absmax(values.data(), n, blocksize_, s.absmax.data() + e / blocksize_);
     }
     if (!nested_) {
       s.resolved = s.absmax;

@@ -191,9 +191,20 @@ class LikeForgetter final : public Forgetter {
   mutable std::map<std::string, std::unique_ptr<Forgetter>> own_;
 };
 
-Result<std::vector<uint8_t>> bytes_of(FileSet& files, const TensorRecord& t) {
-  std::vector<uint8_t> out(t.nbytes);
-  AMN_TRY(files.read_into(t.file, t.offset, out));
+// The records a reference weight is written back with, but the weight itself: its
+// companions in the order detection listed them, then the activation scales REF keeps
+// beside it (input_scale, k_scale, ...), which remember drops and --reuse-scales restores.
+std::vector<uint32_t> companion_records(const Model& ref, const LogicalTensor& l) {
+  std::vector<uint32_t> out;
+  for (const auto& [role, record] : l.parts) {
+    if (role != "weight") out.push_back(record);
+  }
+  const std::string module = module_of(l.name) + ".";
+  for (size_t i = 0; i < ref.tensors.size() && i < ref.part_of.size(); ++i) {
+    if (ref.part_of[i] == Model::kConsumedCompanion && ref.tensors[i].name.starts_with(module)) {
+      out.push_back(static_cast<uint32_t>(i));
+    }
+  }
   return out;
 }
 
@@ -221,8 +232,15 @@ lethe::Fp8Block config_block(const Model& ref) {
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse, std::string_view scheme) {
+  // Every companion of every weight, in one read (one need_bytes round in JS): they are
+  // small, unlike the weights, which are never read.
+  std::vector<ByteRange> ranges;
+  for (const auto& l : ref.logical) {
+    for (uint32_t r : companion_records(ref, l)) ranges.push_back({ref.tensors[r].file, ref.tensors[r].offset, ref.tensors[r].nbytes});
+  }
+  AMN_ASSIGN(auto copies, read_copies(files, ranges));
+  size_t next = 0;  // copies[next] is the next weight's first companion
   std::map<std::string, std::shared_ptr<const LikeWeight>> weights;
-  std::vector<ByteRange> missing;
   for (const auto& l : ref.logical) {
     if (!l.error.empty()) return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + ": " + l.error);
     std::map<std::string, uint32_t> part;
@@ -248,42 +266,17 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
                                                          w->scheme + " (" + quote(l.name) + ")");
     }
     w->settings.scheme = w->scheme;
-    // Every record of the weight, read now: they are small but for the weight itself.
-    std::map<std::string, std::vector<uint8_t>> bytes;
-    for (const auto& [role, record] : part) {
-      if (role == "weight") continue;
-      auto b = bytes_of(files, ref.tensors[record]);
-      if (!b && b.error().code == ErrorCode::need_bytes) {
-        missing.insert(missing.end(), b.error().need_bytes.begin(), b.error().need_bytes.end());
-        continue;
-      }
-      if (!b) return b.error();
-      bytes[role] = std::move(b).value();
-    }
-    if (!missing.empty()) continue;
     const TensorRecord& wr = ref.tensors[part["weight"]];
     w->specs.push_back({wr.name, wr.dtype, wr.shape, wr.nbytes});
     w->bytes.emplace_back();
-    for (const auto& [role, record] : l.parts) {
-      if (role == "weight") continue;
-      const TensorRecord& r = ref.tensors[record];
-      w->specs.push_back({r.name, r.dtype, r.shape, r.nbytes});
-      w->bytes.push_back(bytes[role]);
-    }
-    // The activation scales REF keeps beside the weight (input_scale, k_scale, ...): remember
-    // drops them, --reuse-scales writes them back.
-    const std::string module = module_of(l.name) + ".";
-    for (size_t i = 0; i < ref.tensors.size(); ++i) {
-      const TensorRecord& r = ref.tensors[i];
-      if (i >= ref.part_of.size() || ref.part_of[i] != Model::kConsumedCompanion || !r.name.starts_with(module)) continue;
-      auto b = bytes_of(files, r);
-      if (!b && b.error().code == ErrorCode::need_bytes) {
-        missing.insert(missing.end(), b.error().need_bytes.begin(), b.error().need_bytes.end());
-        continue;
+    std::map<std::string, std::vector<uint8_t>> bytes;  // by role, for the scales below
+    for (uint32_t r : companion_records(ref, l)) {
+      const TensorRecord& t = ref.tensors[r];
+      w->specs.push_back({t.name, t.dtype, t.shape, t.nbytes});
+      for (const auto& [role, record] : l.parts) {
+        if (record == r) bytes[role] = copies[next];
       }
-      if (!b) return b.error();
-      w->specs.push_back({r.name, r.dtype, r.shape, r.nbytes});
-      w->bytes.push_back(std::move(b).value());
+      w->bytes.push_back(std::move(copies[next++]));
     }
     if (w->scheme == "nf4" || w->scheme == "fp4") {
       const bool nested = part.count("nested_absmax") > 0;
@@ -333,11 +326,6 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       lethe::fp8_block_scales_from_inv(w->scale_inv.data(), w->scale_inv.size(), w->scales.data());
     }
     weights[l.name] = std::move(w);
-  }
-  if (!missing.empty()) {
-    Error e = make_error(ErrorCode::need_bytes, "the reference's scales");
-    e.need_bytes = std::move(missing);
-    return e;
   }
   if (weights.empty()) return make_error(ErrorCode::invalid_argument, "--like: the reference holds no quantized weight");
   return std::unique_ptr<Forgetter>(std::make_unique<LikeForgetter>(std::move(weights), reuse, ref_quantization_config(ref)));

@@ -214,6 +214,15 @@ void bnb4_quantize(Bnb4Type type, const float* in, uint64_t n, uint64_t blocksiz
   quantize_4bit(type, in, n, blocksize, absmax, nullptr, packed, false);
 }
 
+void bnb4_absmax(const float* in, uint64_t n, uint64_t blocksize, float* absmax) {
+  const uint64_t blocks = (n + blocksize - 1) / blocksize;
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t len = std::min(blocksize, n - b * blocksize);
+    const float am = block_absmax(in + b * blocksize, len);
+    absmax[b] = len < blocksize ? clamp_min_absmax(am) : am;  // as quantize_4bit stores it
+  }
+}
+
 void bnb4_quantize_with_absmax(Bnb4Type type, const float* in, uint64_t n, uint64_t blocksize, const float* absmax,
                                uint8_t* packed, bool fp4_signed_zero) {
   quantize_4bit(type, in, n, blocksize, nullptr, absmax, packed, fp4_signed_zero);

@@ -26,6 +26,9 @@ const float* bnb4_quant_map(Bnb4Type type);
 void bnb4_quantize(Bnb4Type type, const float* in, uint64_t n, uint64_t blocksize, uint8_t* packed,
                    float* absmax);
 
+// The absmax bnb4_quantize writes, without the codes (a remainder block's clamped).
+void bnb4_absmax(const float* in, uint64_t n, uint64_t blocksize, float* absmax);
+
 // The same with the absmax given (--reuse-scales): ceil(n / blocksize) values, F32 (a
 // double-quantized reference's absmax resolved first with quant::resolve_bnb_nested_absmax,
 // which is dequantize_4bit's arithmetic). Only `packed` is written.
