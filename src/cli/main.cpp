@@ -66,6 +66,17 @@ amn::Result<std::string> read_text_file(const std::string& path) {
   return text;
 }
 
+// Hooks for writing an output: progress on `bar`, and Ctrl-C / SIGTERM cancel between pieces
+// (the output is then removed, never left half-written).
+amn::ExecuteHooks interruptible(amn::cli::ProgressBar& bar) {
+  amn::ExecuteHooks hooks;
+  hooks.cancelled = [] { return g_interrupted != 0; };
+  hooks.progress = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  return hooks;
+}
+
 int run_convert(const amn::CommandLine& cmd) {
   amn::ConvertRequest req = cmd.convert;
   if (!req.gguf_metadata_file.empty()) {
@@ -80,11 +91,7 @@ int run_convert(const amn::CommandLine& cmd) {
   auto target = amn::cli::output_target(*local, req, amn::Surface::cli);
   if (!target) return fail(target.error());
   amn::cli::ProgressBar bar(std::string(amn::verb_name(cmd.verb)), req.quiet);
-  amn::ExecuteHooks hooks;
-  hooks.cancelled = [] { return g_interrupted != 0; };
-  hooks.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  const amn::ExecuteHooks hooks = interruptible(bar);
   auto written = amn::cli::write_conversion(*local, req, *options, *target, hooks);
   if (!written) return fail(written.error());
   bar.clear();
@@ -113,11 +120,7 @@ int run_forget(const amn::CommandLine& cmd) {
   if (!target) return fail(target.error());
   for (const auto& w : plan->warnings) std::fprintf(stderr, "amn: warning: %s\n", w.c_str());
   amn::cli::ProgressBar bar(std::string(amn::verb_name(cmd.verb)), req.quiet);
-  amn::ExecuteHooks hooks;
-  hooks.cancelled = [] { return g_interrupted != 0; };
-  hooks.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  const amn::ExecuteHooks hooks = interruptible(bar);
   auto written = amn::cli::write_forget(*local, req, *plan, *target, hooks);
   if (!written) return fail(written.error());
   bar.clear();

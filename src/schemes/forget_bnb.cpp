@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <mutex>  // std::call_once
 #include <vector>
 
 #include "core/json.h"
