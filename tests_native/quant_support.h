@@ -64,6 +64,20 @@ inline std::vector<uint8_t> expected_for(const StFile& f, const std::string& nam
   return expected_as(f.data(name), canonical, to);
 }
 
+// A fixture tensor's values as F32 (exact for the float dtypes the encoders read).
+inline std::vector<float> as_f32(const StFile& f, const std::string& name) {
+  const auto& t = f.tensor(name);
+  std::vector<float> v(t.elements);
+  cast_floats(t.dtype, DType::F32, f.data(name).data(), reinterpret_cast<uint8_t*>(v.data()), t.elements);
+  return v;
+}
+
+// A fixture tensor's stored bytes.
+inline std::vector<uint8_t> bytes_of(const StFile& f, const std::string& name) {
+  const auto d = f.data(name);
+  return {d.begin(), d.end()};
+}
+
 // Bytes that differ; every byte when the sizes differ.
 inline size_t differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   if (a.size() != b.size()) return ~size_t{0};

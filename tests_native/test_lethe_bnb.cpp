@@ -24,14 +24,6 @@ using namespace amn::test::quant_fixtures;
 
 namespace {
 
-std::vector<float> as_f32(const StFile& f, const std::string& name) {
-  const auto& t = f.tensor(name);
-  const auto d = f.data(name);
-  std::vector<float> v(t.elements);
-  cast_floats(t.dtype, DType::F32, d.data(), reinterpret_cast<uint8_t*>(v.data()), t.elements);
-  return v;
-}
-
 template <class T>
 std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   std::vector<uint8_t> b(v.size() * sizeof(T));

@@ -18,18 +18,6 @@ using namespace amn::test::quant_fixtures;
 
 namespace {
 
-std::vector<float> as_f32(const StFile& f, const std::string& name) {
-  const auto& t = f.tensor(name);
-  std::vector<float> x(t.nbytes / dtype_info(t.dtype).block_bytes);
-  cast_floats(t.dtype, DType::F32, f.data(name).data(), reinterpret_cast<uint8_t*>(x.data()), x.size());
-  return x;
-}
-
-std::vector<uint8_t> bytes_of(const StFile& f, const std::string& name) {
-  const auto d = f.data(name);
-  return {d.begin(), d.end()};
-}
-
 // The scales as the producer stores them: in the weight's dtype.
 std::vector<uint8_t> scale_bytes(const std::vector<float>& s, DType dt) {
   std::vector<uint8_t> out(s.size() * dtype_info(dt).block_bytes);

@@ -18,18 +18,6 @@ using namespace amn::test::quant_fixtures;
 
 namespace {
 
-std::vector<float> as_f32(const StFile& f, const std::string& name) {
-  const auto& t = f.tensor(name);
-  std::vector<float> x(t.nbytes / dtype_info(t.dtype).block_bytes);
-  cast_floats(t.dtype, DType::F32, f.data(name).data(), reinterpret_cast<uint8_t*>(x.data()), x.size());
-  return x;
-}
-
-std::vector<uint8_t> bytes_of(const StFile& f, const std::string& name) {
-  const auto d = f.data(name);
-  return {d.begin(), d.end()};
-}
-
 float f32_at(const StFile& f, const std::string& name) {
   float g;
   std::memcpy(&g, f.data(name).data(), 4);
