@@ -10,6 +10,7 @@
 
 #include "kernels/cast.h"
 #include "session/command_line.h"
+#include "session/ollama.h"
 #include "session/open.h"
 #include "session/output.h"
 #include "session/registry.h"
@@ -47,7 +48,9 @@ class Session : public amn::Session {
                                           std::move(buffer), static_cast<uint64_t>(length)));
   }
   val parse() { return status(amn::Session::parse()); }
-  val plan_convert(const std::string& json) { return status(amn::Session::plan_convert(std::string_view(json))); }
+  val plan_convert(const std::string& json, const std::string& destination) {
+    return status(amn::Session::plan_convert(std::string_view(json), destination));
+  }
   val plan_forget(const std::string& json) { return status(amn::Session::plan_forget(std::string_view(json))); }
   val plan_forget_like(const std::string& json, Session& like) {
     return status(amn::Session::plan_forget(std::string_view(json), &like));
@@ -110,7 +113,13 @@ std::string output_refusal(const std::string& kind, const std::string& target, c
 std::string config_file_names() { return amn::config_file_names_json(); }
 std::string forget_schemes() { return amn::forget_schemes_json(); }
 bool is_url(const std::string& s) { return amn::is_url(s); }
+bool is_ollama_spec(const std::string& s) { return amn::is_ollama_spec(s); }
 bool entry_is_index(const std::string& name) { return amn::entry_is_index(name); }
+// One step of resolving an `ollama:` name (session/ollama.h); the manifest's bytes arrive
+// as a Uint8Array (embind copies it into the std::string).
+std::string ollama_step(const std::string& facts_json, const std::string& manifest) {
+  return amn::ollama_step_json(facts_json, manifest);
+}
 std::string no_model_files(const std::string& folder) {
   const amn::Error e = amn::no_model_files(folder);
   return amn::status_json(&e);
@@ -128,6 +137,8 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("entryIsIndex", &entry_is_index);
   emscripten::function("noModelFiles", &no_model_files);
   emscripten::function("isUrl", &is_url);
+  emscripten::function("ollamaStep", &ollama_step);
+  emscripten::function("isOllamaSpec", &is_ollama_spec);
   emscripten::function("parseCommandLine", &parse_command_line);
   emscripten::function("usageErrorText", &amn::usage_error_text);
   emscripten::function("versionText", &version_text);

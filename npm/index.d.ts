@@ -358,6 +358,11 @@ export declare class Model {
    *  from a file that is not safetensors); `scheme`: what forget({ scheme }) writes to one sink. */
   outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
     verb?: 'convert' | 'remember'; sharded?: boolean; scheme?: ForgetScheme }): string;
+  /** What convert() or remember to a path writes by default, as both CLIs decide it: a
+   *  folder of shards (`folder: true`: a sharded safetensors input, `shards: 'input'`,
+   *  `maxShardSize`) or one file, and its default name. */
+  outputLayout(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
+    verb?: 'convert' | 'remember'; shards?: 'input' | 1; maxShardSize?: number | string }): { folder: boolean; name: string };
   /** Frees the core session and closes files. */
   close(): Promise<void>;
 }

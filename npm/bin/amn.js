@@ -132,7 +132,7 @@ async function runConvert(M, cmd) {
       result = await model.convert({
         to: req.to, dtype: req.dtype ?? undefined, castAll: req.castAll, ggufKv: req.ggufKv, ggufMetadata,
         sink: target, overwrite: req.force, sync: req.sync,
-        shards: plan.folder ? 'input' : 1, maxShardSize: req.maxShardSize ?? undefined,
+        shards: req.shards ?? undefined, maxShardSize: req.maxShardSize ?? undefined,
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });
     } catch (err) {

@@ -107,10 +107,10 @@ export class Model {
       to, dtype: dtype ?? null, castAll, ggufKv: ggufKv ?? null, ggufMetadata: ggufMetadata ?? null,
       shards: shards ?? null, maxShardSize: maxShardSize ?? null, output: path === null ? null : String(path),
     };
-    const layout = this.#outputPlan(request, openShard ? 'per_file' : path !== null ? 'path' : 'single');
+    const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
+    const layout = this.#outputPlan(request, destination);
     if (layout.folder) {
-      const shardRequest = layout.single ? request : { ...request, shards: 'input' };
-      return this.#exclusive(() => this.#convertShards(shardRequest, layout, { sink, overwrite, sync, openShard, onProgress, signal }));
+      return this.#exclusive(() => this.#convertShards(request, destination, { sink, overwrite, sync, openShard, onProgress, signal }));
     }
     return this.#exclusive(async () => {
       throwIfAborted(signal);
@@ -119,7 +119,7 @@ export class Model {
       const out = await this.#hooks.openSink(sink, { overwrite, sync: sync !== false, signal });
       let plan;
       try {
-        check(this.#session.planConvert(JSON.stringify({ ...request, shards: null, maxShardSize: null })));
+        check(this.#session.planConvert(JSON.stringify(request), destination));
         plan = JSON.parse(this.#session.planInfo());
       } catch (err) {
         await out.abort(err).catch(() => {});
@@ -241,6 +241,18 @@ export class Model {
     }).name;
   }
 
+  /** What convert() / remember to a path writes by default, as both CLIs decide it:
+   *  `{ folder: true }` for a folder of shards (a sharded safetensors input, `shards:
+   *  'input'`, `maxShardSize`), else one file; `name` is its default name. */
+  outputLayout({ to = 'safetensors', dtype, castAll = false, verb = 'convert', shards, maxShardSize } = {}) {
+    const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
+    const plan = this[OUTPUT_PLAN]({
+      request: { verb, to, dtype: dtype ?? null, castAll, shards: shards ?? null, maxShardSize: maxShardSize ?? null },
+      surface: 'api', shardedInput: Boolean(this.info.sharded), destination: 'path', place: { entry },
+    });
+    return { folder: plan.folder, name: plan.name };
+  }
+
   /** The core's output plan (session/output.h output_plan_json) for this model: the
    *  Node CLI's default target. Not part of the documented API. */
   [OUTPUT_PLAN](spec) {
@@ -258,9 +270,9 @@ export class Model {
 
   // Every shard, then the index, each through its own sink: openShard's, or a file in a
   // Node folder that is renamed into place only when all are written.
-  async #convertShards(request, layout, { sink, overwrite, sync, openShard, onProgress, signal }) {
+  async #convertShards(request, destination, { sink, overwrite, sync, openShard, onProgress, signal }) {
     throwIfAborted(signal);
-    check(this.#session.planConvert(JSON.stringify(request)));
+    check(this.#session.planConvert(JSON.stringify(request), destination));
     // The files the core planned: its shards, or the one file it names (shards: 1).
     const info = JSON.parse(this.#session.shardsInfo());
     const { files } = info;

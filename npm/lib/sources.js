@@ -57,6 +57,13 @@ const loaded = () => {
 };
 export const isUrl = (s) => loaded().isUrl(s);
 export const entryIsIndex = (name) => loaded().entryIsIndex(name);
+export const coreIsOllamaSpec = (s) => loaded().isOllamaSpec(s);
+// One step of resolving an `ollama:` name (npm/lib/ollama.js drives the loop).
+export function ollamaStep(facts, manifest) {
+  const st = JSON.parse(loaded().ollamaStep(JSON.stringify(facts), manifest));
+  if (!st.ok) throw new AmnError(st.code, st.message);
+  return st;
+}
 // The refusal of a folder without a model file, worded by the core.
 export function noModelFiles(folder) {
   const st = JSON.parse(loaded().noModelFiles(folder));

@@ -1,17 +1,16 @@
-// `ollama:<name>` sources: a model pulled by Ollama, found through its local manifest
-// and opened as the GGUF blob the manifest names. npm/lib/ollama.js applies the same
-// rules with the same messages (the Node surface); docs/cli.md, "Ollama models".
+// `ollama:<name>` sources on the native CLI: the file system half of session/ollama.h,
+// whose steps hold every rule and message (npm/lib/ollama.js is the Node half).
 #pragma once
 #include <string>
 #include <string_view>
 
 #include "core/error.h"
+#include "session/ollama.h"
 
 namespace amn::cli {
 
-inline constexpr std::string_view kOllamaPrefix = "ollama:";
-
-bool is_ollama_spec(std::string_view path);
+using amn::is_ollama_spec;
+using amn::kOllamaPrefix;
 
 struct OllamaModel {
   std::string blob;        // the GGUF blob: <models>/blobs/sha256-<hex>
@@ -19,13 +18,7 @@ struct OllamaModel {
   std::string models_dir;  // $OLLAMA_MODELS or ~/.ollama/models
 };
 
-// spec: "ollama:[host/][namespace/]model[:tag]". Errors: parse (a name Ollama would not
-// accept, a manifest that is not Ollama's JSON, a digest that is not sha256), not_found
-// (no manifest for that name or its blob is missing, with the `ollama pull` hint),
-// unsupported (a manifest without a GGUF model layer: cloud or tensor-layer models), io.
+// Errors: those of amn::ollama_step.
 Result<OllamaModel> resolve_ollama_model(std::string_view spec);
-
-// The blob path alone.
-Result<std::string> resolve_ollama(std::string_view spec);
 
 }  // namespace amn::cli

@@ -176,6 +176,15 @@ InputPlace input_place(std::string_view path, bool is_folder, std::string_view a
   return place;
 }
 
+Result<Destination> destination_from_name(std::string_view name) {
+  if (name == "path") return Destination::path;
+  if (name == "per_file") return Destination::per_file;
+  if (name == "single") return Destination::single;
+  std::string message = "destination \"";  // appended, not "literal" + string: GCC 12 -Wrestrict
+  message.append(name).append("\": path, per_file or single");
+  return make_error(ErrorCode::invalid_argument, message);
+}
+
 Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, Destination destination,
                                    Surface surface) {
   OutputLayout out;
@@ -246,8 +255,9 @@ std::string output_plan_json(std::string_view json, const Model* model) {
   if (obj["shardedInput"].get_bool().get(sharded)) {}
   Destination destination = Destination::path;
   if (!obj["destination"].get_string().get(text)) {
-    if (text == "per_file") destination = Destination::per_file;
-    else if (text == "single") destination = Destination::single;
+    auto named = destination_from_name(text);
+    if (!named) return fail(named.error());
+    destination = *named;
   }
   auto layout = output_layout(*request, sharded, destination, surface);
   if (!layout) return fail(layout.error());
@@ -315,8 +325,9 @@ std::string progress_line(std::string_view label, uint64_t done, uint64_t total)
   bar.append(kWidth - filled, ' ');
   char pct[16];
   std::snprintf(pct, sizeof pct, "%3d", permille / 10);
-  return "\r" + std::string(label) + " [" + bar + "] " + pct + "%  " + human_bytes(done) + " / " + human_bytes(total) +
-         "\x1b[K";
+  std::string line = "\r";  // appended, not "literal" + string: GCC 12 -Wrestrict
+  line.append(label).append(" [").append(bar).append("] ").append(pct).append("%  ");
+  return line.append(human_bytes(done)).append(" / ").append(human_bytes(total)).append("\x1b[K");
 }
 
 }  // namespace amn

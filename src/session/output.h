@@ -35,6 +35,8 @@ InputPlace input_place(std::string_view path, bool is_folder, std::string_view a
 // What the destination can be: a path (CLI, a Node path sink), a function that opens one
 // sink per file (the npm API's openShard, the page's folder picker), or a single sink.
 enum class Destination : uint8_t { path, per_file, single };
+// "path" | "per_file" | "single"; anything else is invalid_argument.
+Result<Destination> destination_from_name(std::string_view name);
 
 struct OutputLayout {
   bool folder = false;  // shards + index, rather than one file

@@ -46,16 +46,18 @@ std::string Session::render_text(std::string_view kind) const {
   return kind == "parse" ? render_parse(*model_) : render_inspect(*model_);
 }
 
-Status Session::plan_convert(std::string_view request_json) {
+Status Session::plan_convert(std::string_view request_json, std::string_view destination) {
   AMN_ASSIGN(auto request, convert_request_from_json(request_json, Verb::convert, Surface::api));
-  return plan_convert(request);
+  AMN_ASSIGN(auto where, destination_from_name(destination));
+  return plan_convert(request, where);
 }
 
-Status Session::plan_convert(const ConvertRequest& request) {
+Status Session::plan_convert(const ConvertRequest& request, Destination destination) {
   if (!model_) return no_model();
   AMN_ASSIGN(auto options, convert_options(request));
+  AMN_ASSIGN(auto layout, output_layout(request, model_->sharded, destination, Surface::api));
   clear_plans();
-  if (request.shards == ShardMode::input || request.max_shard_bytes > 0) {
+  if (layout.folder && !layout.single) {
     AMN_ASSIGN(auto split, plan_shards(*model_, options, shard_options(request)));
     for (auto& s : split.shards) {
       shard_names_.push_back(std::move(s.name));

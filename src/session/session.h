@@ -15,6 +15,7 @@
 #include "convert/shard.h"
 #include "core/error.h"
 #include "core/limits.h"
+#include "session/output.h"
 #include "core/model.h"
 #include "core/source.h"
 #include "session/request.h"
@@ -37,10 +38,11 @@ class Session {
   std::string info_json() const;
   std::string render_text(std::string_view kind) const;  // "inspect" or "parse"
 
-  // A conversion from its JSON request (session/request.h, the npm API's options). A
-  // request with shards "input" or a maximum shard size plans one file per shard.
-  Status plan_convert(std::string_view request_json);
-  Status plan_convert(const ConvertRequest& request);
+  // A conversion from its JSON request (session/request.h, the npm API's options) into
+  // `destination` ("path" | "per_file" | "single", output.h): one file, or one per shard
+  // when the output layout (output_layout) is a folder of shards.
+  Status plan_convert(std::string_view request_json, std::string_view destination = "path");
+  Status plan_convert(const ConvertRequest& request, Destination destination = Destination::path);
   // A forget (quantization) from its JSON request ({"scheme", ...}: session/request.h).
   // Before the header: every prepare (need_bytes like a piece), then finish_prepared().
   // With "like" in the request, `like` is the session of the reference model (opened

@@ -241,8 +241,9 @@ ui.convertForm.addEventListener('submit', async (event) => {
   if (!state.info) return;
   const format = ui.convertFormat.value;
   const dtype = ui.convertDtype.value;
-  // A sharded model gives sharded safetensors, as the CLI writes them (docs/cli.md).
-  if (state.info.sharded && format === 'safetensors') {
+  // A folder of shards where the CLIs would write one (a sharded model to safetensors):
+  // the core's answer, asked by the worker when the model opened.
+  if (state.info.outputFolders[`${format}:${dtype}`]) {
     await convertShards(dtype);
     return;
   }

@@ -37,15 +37,19 @@ const handlers = {
     const input = source.url ?? (source.files.length === 1 ? source.files[0] : source.files);
     model = await open(input, { signal });
     // Default download names, from the core's rule (the CLIs' names), for every choice.
+    // Whether a conversion is a folder of shards is the core's rule too (outputFolders).
     const outputNames = {};
+    const outputFolders = {};
     for (const to of ['safetensors', 'gguf']) {
       for (const dtype of ['keep', 'bf16', 'f16', 'f32']) {
-        outputNames[`${to}:${dtype}`] = model.outputName({ to, dtype: dtype === 'keep' ? undefined : dtype });
+        const options = { to, dtype: dtype === 'keep' ? undefined : dtype };
+        outputNames[`${to}:${dtype}`] = model.outputName(options);
+        outputFolders[`${to}:${dtype}`] = model.outputLayout(options).folder;
       }
     }
     const schemes = await forgetSchemes();
     for (const s of schemes) outputNames[`forget:${s.name}`] = model.outputName({ scheme: s.name });
-    return { ...model.info, outputNames, forgetSchemes: schemes };
+    return { ...model.info, outputNames, outputFolders, forgetSchemes: schemes };
   },
 
   // Quantizes the model into a Blob built as the bytes arrive (one safetensors file), and
@@ -112,7 +116,7 @@ const handlers = {
     };
     let result;
     try {
-      result = await model.convert({ dtype: dtype || undefined, castAll, shards: 'input', openShard, signal, onProgress: progress });
+      result = await model.convert({ dtype: dtype || undefined, castAll, openShard, signal, onProgress: progress });
       if (dirHandle) for (const f of files) await f.target.close();
     } catch (err) {
       for (const f of files) await f.target.abort?.().catch(() => {});
