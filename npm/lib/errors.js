@@ -30,9 +30,9 @@ export function throwIfAborted(signal) {
 
 // fetch() and friends reject with DOMException 'AbortError' on abort; map that to
 // 'cancelled' and everything else that is not already an AmnError to 'io'.
-export function asIoError(err, what, signal) {
+export function asIoError(err, what, signal, hint = '') {
   if (err instanceof AmnError) return err;
   if (signal?.aborted || err?.name === 'AbortError') return cancelledError(signal);
   const detail = err?.cause?.message || err?.message || String(err);
-  return new AmnError('io', `${what}: ${detail}`, { cause: err });
+  return new AmnError('io', `${what}: ${detail}${hint}`, { cause: err });
 }

@@ -110,8 +110,22 @@ async function request(fetchFn, url, init, signal) {
   try {
     return await fetchFn(url, { ...init, signal });
   } catch (err) {
-    throw asIoError(err, `fetch ${url} failed`, signal);
+    throw asIoError(err, `fetch ${url} failed`, signal, blockedHint(err, url));
   }
+}
+
+// A browser's fetch() says only "Failed to fetch" (Chromium), "NetworkError when attempting
+// to fetch resource." (Firefox) or "Load failed" (Safari) when a server is unreachable or
+// when it does not allow another origin to read it (CORS): it may not tell which. Say both.
+function blockedHint(err, url) {
+  const here = globalThis.location?.origin;
+  if (!(err instanceof TypeError) || !here || here === 'null') return '';
+  let there;
+  try { there = new URL(url).origin; } catch { return ''; }
+  if (there === here) return ' (the server could not be reached)';
+  return ` (the server could not be reached, or it does not let pages from ${here} read it: `
+    + 'reading a file on another site needs CORS headers from its server: Access-Control-Allow-Origin, '
+    + 'Access-Control-Allow-Headers: Range and Access-Control-Expose-Headers: Content-Range, Content-Length)';
 }
 
 // Total size from a HEAD; some hosts (pre-signed GET-only URLs) refuse HEAD, so fall

@@ -11,6 +11,7 @@ import { displayTensors } from './tensors.js';
 import { TensorTable, rowButton } from './tensor-table.js';
 import { TensorView } from './tensor-view.js';
 import { ForgetPanel } from './forget.js';
+import { linkModel, linkTensor, readLink } from './links.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,7 +50,7 @@ const table = new TensorTable({
   body: $('tensor-body'),
   filterInput: $('tensor-filter'),
   countLabel: $('tensor-count'),
-  onOpen: (tensor) => detail.open(tensor),
+  onOpen: (tensor) => openDetail(tensor),
 });
 const detail = new TensorView({
   dialog: $('tensor-dialog'),
@@ -139,20 +140,26 @@ function hideError() {
 
 // ---- opening ----
 
+// Resolves to whether the model opened.
 async function openSource(source, label) {
   detail.close(); // its tensor belongs to the model being replaced
   hideError();
   clearDownload();
+  // The URL box and the address bar say where the model comes from: a local file has no URL.
+  if (!source.url) ui.urlInput.value = '';
+  linkModel(source.url ?? null);
   const job = core.request('open', { source });
   try {
     const info = await startJob(`Opening ${label}…`, job);
     showModel(info);
+    return true;
   } catch (error) {
     // Either way the worker has let go of the previous model.
     state.info = null;
     ui.modelView.hidden = true;
     document.title = pageTitle;
     if (error.code !== 'cancelled') showError('open the model', error);
+    return false;
   }
 }
 
@@ -161,6 +168,28 @@ function openFiles(files) {
   const label = files.length === 1 ? files[0].name : `${files.length} files`;
   openSource({ files }, label);
 }
+
+function openUrl(text) {
+  const url = new URL(text.trim(), window.location.href).href;
+  ui.urlInput.value = url;
+  return openSource({ url }, url.split('/').pop() || url);
+}
+
+function openDetail(tensor) {
+  detail.open(tensor);
+  linkTensor(tensor.name);
+}
+$('tensor-dialog').addEventListener('close', () => linkTensor(null));
+
+// A shared link: ?url= opens its model, then #tensor= its tensor's detail.
+async function followLink() {
+  const link = readLink();
+  if (!link.url) return;
+  if (!await openUrl(link.url) || !link.tensor) return;
+  const tensor = displayTensors(state.info).find((t) => t.name === link.tensor);
+  if (tensor) openDetail(tensor);
+}
+followLink();
 
 function showModel(info) {
   state.info = info;
@@ -187,8 +216,7 @@ ui.folderInput.addEventListener('change', () => {
 
 ui.urlForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  const url = new URL(ui.urlInput.value.trim(), window.location.href).href;
-  openSource({ url }, url.split('/').pop() || url);
+  openUrl(ui.urlInput.value);
 });
 
 // The whole window accepts drops, so a near miss never navigates away from the page.

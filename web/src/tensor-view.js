@@ -93,14 +93,14 @@ export class TensorView {
 
   factsList(tensor, summary) {
     const facts = [
-      fact('Stored dtype', tensor.dtype),
+      fact('Stored dtype', tensor.storedDtype || tensor.dtype),
       fact('Shape', formatShape(tensor.shape), JSON.stringify(tensor.shape)),
       fact('Elements', formatInteger(tensor.parameters)),
     ];
     if (tensor.scheme) {
       facts.push(fact('Scheme', `${tensor.scheme} (${tensor.variant})`, `${tensor.bitsPerWeight.toFixed(3)} bits per weight`));
-      facts.push(fact('Parts', Object.entries(tensor.parts).map(([role, name]) => `${role}: ${name}`).join(', ')));
       facts.push(fact('Producer returns', tensor.naturalDtype));
+      facts.push(partsFact(tensor.parts));
     }
     if (summary) {
       const as = summary.kind === 'raw' ? 'stored bytes' : summary.dtype;
@@ -129,6 +129,19 @@ export class TensorView {
     parts.push(headList(summary.head, `First ${summary.head.length} values`, summary.elements));
     return parts;
   }
+}
+
+// A quantized weight's stored tensors, one per line across the whole width: long names
+// break only after a dot or an underscore, never mid-word, and never push the stats aside.
+function partsFact(parts) {
+  const list = el('ul', { className: 'parts-list' });
+  for (const [role, name] of Object.entries(parts)) {
+    const code = el('code');
+    for (const piece of name.split(/(?<=[._])/)) code.append(piece, el('wbr'));
+    list.append(el('li', {}, el('span', { className: 'muted', textContent: `${role}: ` }), code));
+  }
+  const node = el('div', { className: 'wide' }, el('dt', { textContent: 'Parts' }), el('dd', {}, list));
+  return node;
 }
 
 function statsSection({ stats, kind }) {
