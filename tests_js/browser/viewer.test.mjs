@@ -125,6 +125,44 @@ for (const [viewport, width, height] of [['desktop', 1280, 900], ['phone', 390, 
   });
 }
 
+test('the layer tree: groups by dotted prefix with totals, opens a tensor\'s detail', { timeout: 60_000 }, async (t) => {
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', join(dir, 'llama.safetensors'));
+    assert.equal(await settled(page), 'model');
+    await page.click('#view-tree');
+    assert.equal(await page.isVisible('#tensor-scroll'), false);
+    const group = (path) => page.locator(`#tensor-tree details[data-path="${path}"]`);
+    const meta = (path) => group(path).locator(':scope > summary .tree-meta')
+      .evaluate((m) => ({ count: m.textContent.split(' · ')[0], exact: m.title }));
+    const integer = (n) => new Intl.NumberFormat('en-US').format(n);
+    const totals = (list) => {
+      const parameters = list.reduce((n, x) => n + x.shape.reduce((a, b) => a * b, 1), 0);
+      return { count: `${list.length} tensors`, exact: `${integer(parameters)} parameters, ${integer(2 * parameters)} bytes` };
+    };
+    assert.deepEqual(await meta('model.layers'), totals(TENSORS.filter((x) => x.name.startsWith('model.layers.'))));
+    assert.deepEqual(await meta('model.layers.3'), totals(TENSORS.filter((x) => x.name.startsWith('model.layers.3.'))));
+    assert.deepEqual(await meta('model'), totals(TENSORS.filter((x) => x.name.startsWith('model.'))));
+    // Layers in natural order.
+    const layers = await page.$$eval('#tensor-tree details[data-path="model.layers"] > ul > li > details', (ds) => ds.map((d) => d.dataset.path));
+    assert.deepEqual(layers, Array.from({ length: LAYERS }, (_, i) => `model.layers.${i}`));
+    // Down to a tensor, which opens its detail.
+    for (const path of ['model.layers.10', 'model.layers.10.self_attn', 'model.layers.10.self_attn.q_proj']) {
+      await group(path).locator(':scope > summary').click();
+    }
+    await page.click('#tensor-tree button.tree-leaf[aria-label="model.layers.10.self_attn.q_proj.weight"]');
+    await page.waitForFunction(() => document.getElementById('tensor-dialog').open
+      && !document.getElementById('tensor-detail').hasAttribute('aria-busy'));
+    assert.equal(await page.textContent('#tensor-dialog-title'), 'model.layers.10.self_attn.q_proj.weight');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'model.layers.10.self_attn.q_proj.weight');
+    // The filter applies to the tree too.
+    await page.fill('#tensor-filter', 'lm_head');
+    assert.deepEqual(await page.$$eval('#tensor-tree button.tree-leaf', (bs) => bs.map((b) => b.getAttribute('aria-label'))), ['lm_head.weight']);
+    await page.click('#view-table');
+    assert.equal(await page.isVisible('#tensor-tree'), false);
+  });
+});
+
 test('names sort naturally: layers.2 before layers.10', { timeout: 60_000 }, async (t) => {
   await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(dir, 'llama.safetensors'));

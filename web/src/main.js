@@ -12,6 +12,7 @@ import { TensorTable, rowButton } from './tensor-table.js';
 import { TensorView } from './tensor-view.js';
 import { ForgetPanel } from './forget.js';
 import { linkModel, linkTensor, readLink } from './links.js';
+import { LayerTree } from './layer-tree.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -52,6 +53,15 @@ const table = new TensorTable({
   countLabel: $('tensor-count'),
   onOpen: (tensor) => openDetail(tensor),
 });
+const tree = new LayerTree({
+  container: $('tensor-tree'),
+  tableBox: $('tensor-scroll'),
+  tableButton: $('view-table'),
+  treeButton: $('view-tree'),
+  filterInput: $('tensor-filter'),
+  matches: (tensor) => table.matches(tensor),
+  onOpen: (tensor) => openDetail(tensor),
+});
 const detail = new TensorView({
   dialog: $('tensor-dialog'),
   title: $('tensor-dialog-title'),
@@ -60,7 +70,8 @@ const detail = new TensorView({
   core,
   busy: () => state.job !== null,
   // The row may have been re-rendered (or filtered away) meanwhile.
-  returnFocus: (name) => (rowButton($('tensor-body'), name) ?? $('tensor-scroll')).focus(),
+  returnFocus: (name) => (tree.shown ? tree.leafButton(name) ?? $('tensor-tree')
+    : rowButton($('tensor-body'), name) ?? $('tensor-scroll')).focus(),
 });
 
 const forget = new ForgetPanel({
@@ -197,7 +208,9 @@ function showModel(info) {
   renderSummary(ui.summary, info);
   ui.convertResult.hidden = true;
   ui.modelView.hidden = false;
-  table.setTensors(displayTensors(info));
+  const tensors = displayTensors(info);
+  table.setTensors(tensors);
+  tree.setTensors(tensors);
   // Only a quantized model has tensors that stay as they are unless asked.
   ui.castAllLabel.hidden = !(info.logical?.length > 0);
   ui.castAll.checked = false;

@@ -96,16 +96,18 @@ export class TensorTable {
     this.refresh();
   }
 
-  refresh() {
+  // Whether a tensor passes the filter: every word typed is in its name, dtype or scheme.
+  matches(t) {
     const terms = this.filterInput.value.toLowerCase().split(/\s+/).filter(Boolean);
+    if (terms.length === 0) return true;
+    const haystack = `${t.name} ${t.dtype} ${t.scheme}`.toLowerCase();
+    return terms.every((term) => haystack.includes(term));
+  }
+
+  refresh() {
     const view = [];
     for (let i = 0; i < this.tensors.length; i += 1) {
-      const t = this.tensors[i];
-      if (terms.length > 0) {
-        const haystack = `${t.name} ${t.dtype} ${t.scheme}`.toLowerCase();
-        if (!terms.every((term) => haystack.includes(term))) continue;
-      }
-      view.push(i);
+      if (this.matches(this.tensors[i])) view.push(i);
     }
     if (this.sortKey) {
       const compare = COMPARE[this.sortKey];
