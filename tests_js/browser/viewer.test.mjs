@@ -163,6 +163,50 @@ test('the layer tree: groups by dotted prefix with totals, opens a tensor\'s det
   });
 });
 
+test('the detail view draws a heatmap of a 2-D weight, downsampled, as |value| or signed', { timeout: 60_000 }, async (t) => {
+  // 600 × 40 F32: zero but for one row of -2 (rows 300..302 land in cell row 128) and
+  // a column of +1 at column 39 (cell column 39).
+  const rows = 600;
+  const cols = 40;
+  const values = new Float32Array(rows * cols);
+  for (let c = 0; c < cols; c += 1) values[300 * cols + c] = -2;
+  for (let r = 0; r < rows; r += 1) values[r * cols + 39] = 1;
+  const file = join(dir, 'heat.safetensors');
+  await writeFile(file, makeSafetensors([{ name: 'w', dtype: 'F32', shape: [rows, cols], data: new Uint8Array(values.buffer) },
+    { name: 'b', dtype: 'F32', shape: [cols] }]));
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', file);
+    assert.equal(await settled(page), 'model');
+    const pixels = () => page.$eval('#tensor-detail canvas.heatmap', (canvas) => {
+      const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      const at = (r, c) => [...data.slice(4 * (r * canvas.width + c), 4 * (r * canvas.width + c) + 3)];
+      // cell row 128 holds rows 300..302: one row of -2 among three
+      return { width: canvas.width, height: canvas.height, zero: at(0, 0), row: at(128, 0), column: at(0, 39), label: canvas.getAttribute('aria-label') };
+    });
+    await page.click('#tensor-body tr.tensor-row[data-name="w"] button.tensor-open');
+    await page.waitForFunction(() => !document.getElementById('tensor-detail').hasAttribute('aria-busy'));
+    const abs = await pixels();
+    assert.equal(abs.width, cols);
+    assert.equal(abs.height, 256);
+    assert.match(abs.label, /600 × 40 values in 256 × 40 cells, mean absolute value/);
+    assert.deepEqual(abs.zero, [247, 247, 245], 'zero is the lightest');
+    // |mean| of the column (1) is the largest cell: the darkest blue; the row cell
+    // (mean |v| 2/3 or 2/2) is dark too.
+    assert.deepEqual(abs.column, [20, 44, 120]);
+    assert.notDeepEqual(abs.row, abs.zero);
+    await page.check('#heatmap-signed');
+    const signed = await pixels();
+    assert.ok(signed.row[2] > signed.row[0], `negative is blue: ${signed.row}`);
+    assert.ok(signed.column[0] > signed.column[2], `positive is red: ${signed.column}`);
+    await page.keyboard.press('Escape');
+    // A 1-D tensor has no heatmap.
+    await page.click('#tensor-body tr.tensor-row[data-name="b"] button.tensor-open');
+    await page.waitForFunction(() => !document.getElementById('tensor-detail').hasAttribute('aria-busy')
+      && document.querySelector('#tensor-detail [data-stat="min"]'));
+    assert.equal(await page.$('#tensor-detail canvas.heatmap'), null);
+  });
+});
+
 test('names sort naturally: layers.2 before layers.10', { timeout: 60_000 }, async (t) => {
   await harness.withPage(t, async (page) => {
     await page.setInputFiles('#file-input', join(dir, 'llama.safetensors'));

@@ -8,6 +8,7 @@
 
 import { formatInteger, formatShape, formatValue } from './format.js';
 import { renderHistogram } from './histogram.js';
+import { renderHeatmap } from './heatmap.js';
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -126,6 +127,7 @@ export class TensorView {
     }
     const parts = [statsSection(summary)];
     if (summary.histogram) parts.push(histogramSection(summary));
+    if (summary.heatmap) parts.push(heatmapSection(summary.heatmap));
     parts.push(headList(summary.head, `First ${summary.head.length} values`, summary.elements));
     return parts;
   }
@@ -187,6 +189,36 @@ function histogramSection({ histogram, stats }) {
     el('figure', { className: 'histogram-figure' },
       chart,
       el('figcaption', { className: 'muted', textContent: `${bins} equal bins from min to max; ${formatInteger(stats.finite)} finite values. Hover a bar for its range and count.` })));
+}
+
+// A 2-D (or wider) tensor as a picture: |value| by default, signed on request.
+function heatmapSection(heatmap) {
+  const { rows, cols, cellRows, cellCols } = heatmap;
+  const toggle = el('input', { type: 'checkbox', id: 'heatmap-signed' });
+  const label = () => `Heatmap of ${formatInteger(rows)} × ${formatInteger(cols)} values in ${cellRows} × ${cellCols} cells, `
+    + (toggle.checked ? 'signed mean' : 'mean absolute value');
+  const draw = () => {
+    const canvas = renderHeatmap(heatmap, { signed: toggle.checked });
+    canvas.setAttribute('role', 'img');
+    canvas.setAttribute('aria-label', label());
+    // Keep the tensor's aspect within the dialog, never wider than it.
+    canvas.style.aspectRatio = `${cellCols} / ${cellRows}`;
+    return canvas;
+  };
+  let canvas = draw();
+  toggle.addEventListener('change', () => {
+    const next = draw();
+    canvas.replaceWith(next);
+    canvas = next;
+  });
+  const per = rows === cellRows && cols === cellCols ? 'one value per cell'
+    : `each cell the mean of about ${formatInteger(Math.ceil(rows / cellRows))} × ${formatInteger(Math.ceil(cols / cellCols))} values`;
+  return el('section', { className: 'detail-section heatmap-section' },
+    el('div', { className: 'section-head' },
+      el('h3', { textContent: 'Heatmap' }),
+      el('label', { className: 'checkbox' }, toggle, 'Signed (blue negative, red positive)')),
+    el('figure', { className: 'heatmap-figure' }, canvas,
+      el('figcaption', { className: 'muted', textContent: `Rows × columns: ${formatInteger(rows)} × ${formatInteger(cols)} as ${cellRows} × ${cellCols} cells, ${per}; darker is larger. Grey: no finite value.` })));
 }
 
 function headList(values, heading, total = values.length) {
