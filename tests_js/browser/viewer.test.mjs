@@ -115,9 +115,7 @@ for (const [viewport, width, height] of [['desktop', 1280, 900], ['phone', 390, 
       const tip = await page.$eval('.name-tip', (n) => (n.hidden ? null : n.textContent));
       if (full !== await button.textContent()) assert.equal(tip, full, 'the tip shows the full name');
       if (SCREENSHOTS) {
-        await page.$eval('#tensor-scroll', (s) => { s.scrollTop = 0; });
-        await page.click('th[data-key="name"] button'); // back to file order
-        await page.click('th[data-key="name"] button');
+        await page.$eval('#tensor-scroll', (s) => { s.scrollTop = 0; }); // sorted by name, from the top
         await page.locator('#tensor-scroll').scrollIntoViewIfNeeded();
         await page.screenshot({ path: join(SCREENSHOTS, `web-${viewport}.png`) });
       }
