@@ -63,6 +63,9 @@ export interface OpenOptions {
   headers?: HeadersInit;
   /** URL sources: sent as `Authorization: Bearer <token>` with every request (a hub's token). */
   accessToken?: string;
+  /** Where Hugging Face repository URLs (`<hubEndpoint>/ORG/REPO[/tree/REV]`) are
+   *  recognised and listed through the Hub's API; default 'https://huggingface.co'. */
+  hubEndpoint?: string;
   /** Aborting rejects with a DOMException named 'AbortError' whose `cause` is the
    *  AmnError 'cancelled' (as every option named signal here). */
   signal?: AbortSignal;

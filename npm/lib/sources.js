@@ -105,7 +105,7 @@ function urlName(url) {
   try { return decodeURIComponent(last); } catch { return last; }
 }
 
-async function request(fetchFn, url, init, signal) {
+export async function request(fetchFn, url, init, signal) {
   throwIfAborted(signal);
   try {
     return await fetchFn(url, { ...init, signal });

@@ -17,6 +17,8 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
   await open(new URL('https://example.com/model.safetensors'));
   await open('https://huggingface.co/org/repo/resolve/main/model.safetensors', { accessToken: 'hf_x', headers: { 'X-Request': '1' } });
   await open('https://example.com/model.safetensors', { headers: new Headers([['Authorization', 'Basic dTpw']]) });
+  await open('https://huggingface.co/org/repo/tree/v1', { accessToken: 'hf_x' });
+  await open('https://hub.example.org/org/repo', { hubEndpoint: 'https://hub.example.org' });
   {
     await using scoped = await open(buffer);
     console.log(scoped.info.format);
