@@ -6,12 +6,13 @@
 // AMN_SCREENSHOTS=docs/images also writes the screenshots docs/web.md shows.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeSafetensors } from '../support/safetensors.js';
 import { startRangeServer } from '../support/range-server.js';
-import { settled, startHarness } from './harness.js';
+import { fixtureFiles } from '../support/quant-fixtures.js';
+import { settled, startHarness, tableRows } from './harness.js';
 
 const SCREENSHOTS = process.env.AMN_SCREENSHOTS || null;
 const LAYERS = 12;
@@ -202,6 +203,43 @@ test('the detail view draws a heatmap of a 2-D weight, downsampled, as |value| o
     await page.waitForFunction(() => !document.getElementById('tensor-detail').hasAttribute('aria-busy')
       && document.querySelector('#tensor-detail [data-stat="min"]'));
     assert.equal(await page.$('#tensor-detail canvas.heatmap'), null);
+  });
+});
+
+test('a quantized model: the summary counts what the table lists, NF4 weights show their scheme, Parts wrap', { timeout: 60_000 }, async (t) => {
+  const { model, configs } = fixtureFiles('bnb', 'nf4');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [
+      { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(model) },
+      ...await Promise.all(configs.map(async (c) => ({ name: c.name, mimeType: 'application/json', buffer: await readFile(c.path) })))]);
+    assert.equal(await settled(page), 'model');
+    const rows = await tableRows(page);
+    const tensors = await page.$eval('#summary dl.facts', (dl) => {
+      const div = [...dl.children].find((d) => d.querySelector('dt').textContent === 'Tensors');
+      return { text: div.querySelector('dd').textContent, title: div.querySelector('dd').title };
+    });
+    assert.equal(tensors.text, String(rows.length));
+    assert.match(tensors.title, /^13 stored tensors/);
+    assert.equal(await page.isVisible('#cast-all-label'), true);
+    const name = 'model.layers.0.self_attn.q_proj.weight';
+    assert.equal(rows.find((r) => r.name === name).dtype, 'bnb-nf4');
+    await page.click(`#tensor-body tr.tensor-row[data-name="${name}"] button.tensor-open`);
+    await page.waitForFunction(() => !document.getElementById('tensor-detail').hasAttribute('aria-busy'));
+    const layout = await page.evaluate(() => {
+      const detail = document.getElementById('tensor-detail');
+      const items = [...detail.querySelectorAll('.parts-list li')];
+      const lineHeight = parseFloat(getComputedStyle(items[0]).lineHeight) || 20;
+      const facts = Object.fromEntries([...detail.querySelectorAll('dl.detail-facts > div')].map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]));
+      return {
+        parts: items.length,
+        // a part that wraps breaks after a dot or underscore: its text is unchanged
+        oneLine: items.every((li) => li.getBoundingClientRect().height < 2.5 * lineHeight),
+        fits: detail.scrollWidth <= detail.clientWidth,
+        statsInView: detail.querySelector('[data-stat="max"]').getBoundingClientRect().right <= detail.getBoundingClientRect().right,
+        stored: facts['Stored dtype'],
+      };
+    });
+    assert.deepEqual(layout, { parts: 6, oneLine: true, fits: true, statsInView: true, stored: 'U8' });
   });
 });
 
