@@ -36,20 +36,25 @@ export function compareNatural(a, b) {
 // stays visible however narrow the column is.
 export function distinguishingParts(name) {
   const parts = name.split('.');
-  const keep = parts.map((p, i) => i >= parts.length - 2 || /^\d+$/.test(p));
+  const keep = kept(parts);
   return parts.filter((_, i) => keep[i]);
+}
+
+function kept(parts) {
+  return parts.map((p, i) => i >= parts.length - 2 || /^\d+$/.test(p));
 }
 
 const ELLIPSIS = '…';
 
-// `name` in at most `room` characters. First whole dotted parts are left out from the
-// left, numbers and the last two parts kept ("model.…10.self_attn.q_proj.weight" →
-// "…10.…q_proj.weight"); if that is still too long, characters go from the middle of what
-// is left, keeping more of the end than of the start.
+// `name` in at most `room` characters. First whole dotted parts are left out, from the
+// left, the distinguishing ones kept: model.layers.10.self_attn.q_proj.weight becomes
+// "…layers.10.self_attn.q_proj.weight", "…10.self_attn.q_proj.weight", then
+// "…10…q_proj.weight"; if that is still too long, characters go from the middle of what
+// is left, keeping more of the end than of the start ("…10…weight").
 export function shortenName(name, room) {
   if (name.length <= room) return name;
   const parts = name.split('.');
-  const keep = parts.map((p, i) => i >= parts.length - 2 || /^\d+$/.test(p));
+  const keep = kept(parts);
   // Leave out the droppable parts one at a time, left to right (a run becomes one "…").
   for (let i = 0; i < parts.length; i += 1) {
     if (keep[i]) continue;
