@@ -52,7 +52,7 @@ export class TensorView {
   async open(tensor) {
     this.cancel();
     this.name = tensor.name;
-    this.title.textContent = tensor.name;
+    this.title.replaceChildren(...breakable(tensor.name));
     this.title.title = tensor.name;
     this.body.replaceChildren(this.factsList(tensor, null), this.status(tensor));
     this.body.setAttribute('aria-busy', 'true');
@@ -133,13 +133,17 @@ export class TensorView {
   }
 }
 
+// A name as text that may break after a dot or an underscore (<wbr>), not mid-word.
+function breakable(name) {
+  return name.split(/(?<=[._])/).flatMap((piece) => [piece, el('wbr')]);
+}
+
 // A quantized weight's stored tensors, one per line across the whole width: long names
 // break only after a dot or an underscore, never mid-word, and never push the stats aside.
 function partsFact(parts) {
   const list = el('ul', { className: 'parts-list' });
   for (const [role, name] of Object.entries(parts)) {
-    const code = el('code');
-    for (const piece of name.split(/(?<=[._])/)) code.append(piece, el('wbr'));
+    const code = el('code', {}, ...breakable(name));
     list.append(el('li', {}, el('span', { className: 'muted', textContent: `${role}: ` }), code));
   }
   const node = el('div', { className: 'wide' }, el('dt', { textContent: 'Parts' }), el('dd', {}, list));
