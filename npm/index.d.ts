@@ -1,4 +1,6 @@
 // Types for the anamnesis package (both the Node and the browser entry).
+// Symbol.asyncDispose (Model's `await using`) is declared by this lib:
+/// <reference lib="esnext.disposable" />
 
 /** The core's stable error codes (docs/session-protocol.md). */
 export type ErrorCode =
@@ -7,7 +9,9 @@ export type ErrorCode =
 
 export declare const ERROR_CODES: readonly ErrorCode[];
 
-/** Every failure: from the core (parse, limit, ...) or from I/O (io, cancelled, exists). */
+/** Every failure: from the core (parse, limit, ...) or from I/O (io, exists). An aborted
+ *  call rejects with a DOMException named 'AbortError' instead, this error ('cancelled')
+ *  in its `cause`. */
 export declare class AmnError extends Error {
   constructor(code: ErrorCode, message: string, options?: { offset?: number; cause?: unknown });
   readonly name: 'AmnError';
@@ -53,8 +57,17 @@ export type Source =
 
 export interface OpenOptions {
   limits?: Limits;
-  /** Used for URL sources instead of globalThis.fetch (e.g. to add headers). */
+  /** Used for URL sources instead of globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
+  /** URL sources: headers sent with every request (the reader's own Range wins). */
+  headers?: HeadersInit;
+  /** URL sources: sent as `Authorization: Bearer <token>` with every request (a hub's token). */
+  accessToken?: string;
+  /** Where Hugging Face repository URLs (`<hubEndpoint>/ORG/REPO[/tree/REV]`) are
+   *  recognised and listed through the Hub's API; default 'https://huggingface.co'. */
+  hubEndpoint?: string;
+  /** Aborting rejects with a DOMException named 'AbortError' whose `cause` is the
+   *  AmnError 'cancelled' (as every option named signal here). */
   signal?: AbortSignal;
   /** File name for sources that have none (ArrayBuffer, Blob, FileHandle). */
   name?: string;
@@ -365,6 +378,8 @@ export declare class Model {
     verb?: 'convert' | 'remember'; shards?: 'input' | 1; maxShardSize?: number | string }): { folder: boolean; name: string };
   /** Frees the core session and closes files. */
   close(): Promise<void>;
+  /** close(), for `await using model = await open(…)`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /** Parses the model's headers (never its tensor data) and returns a Model. */

@@ -8,6 +8,7 @@ import { basename, join, resolve, sep } from 'node:path';
 import { AmnError, loadCoreForCli, open } from '../node.js';
 import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
 import { OUTPUT_PLAN } from '../lib/model.js';
+import { amnErrorOf } from '../lib/errors.js';
 
 // A closed stdout (`npx amn inspect x | head`) ends the output quietly, as amn does.
 process.stdout.on('error', (err) => {
@@ -171,7 +172,7 @@ async function main(argv) {
       process.stderr.write(M.usageErrorText(err.message));
       return 2;
     }
-    const code = err instanceof AmnError ? err.code : 'internal';
+    const code = amnErrorOf(err)?.code ?? 'internal';  // an AbortError carries its AmnError as cause
     process.stderr.write(`amn: error [${code}]: ${err.message}\n`);
     return 1;
   }

@@ -20,8 +20,21 @@ export function errorFromStatus(status) {
   return new AmnError(status.code || 'internal', status.message || 'unknown error', { offset });
 }
 
+// Aborting rejects as web APIs do: a DOMException named AbortError. Its cause is the
+// AmnError (code 'cancelled', whose own cause is the signal's reason), so a caller that
+// branches on codes still finds one: err.cause.code.
 export function cancelledError(signal) {
-  return new AmnError('cancelled', 'cancelled', { cause: signal?.reason });
+  const err = new DOMException('cancelled', 'AbortError');
+  Object.defineProperty(err, 'cause', {
+    value: new AmnError('cancelled', 'cancelled', { cause: signal?.reason }), writable: true, configurable: true,
+  });
+  return err;
+}
+
+// The AmnError an error carries: itself, or an AbortError's cause.
+export function amnErrorOf(err) {
+  if (err instanceof AmnError) return err;
+  return err?.name === 'AbortError' && err.cause instanceof AmnError ? err.cause : null;
 }
 
 export function throwIfAborted(signal) {
@@ -30,9 +43,9 @@ export function throwIfAborted(signal) {
 
 // fetch() and friends reject with DOMException 'AbortError' on abort; map that to
 // 'cancelled' and everything else that is not already an AmnError to 'io'.
-export function asIoError(err, what, signal) {
+export function asIoError(err, what, signal, hint = '') {
   if (err instanceof AmnError) return err;
   if (signal?.aborted || err?.name === 'AbortError') return cancelledError(signal);
   const detail = err?.cause?.message || err?.message || String(err);
-  return new AmnError('io', `${what}: ${detail}`, { cause: err });
+  return new AmnError('io', `${what}: ${detail}${hint}`, { cause: err });
 }

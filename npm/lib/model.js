@@ -361,6 +361,11 @@ export class Model {
     await this.#files.close();
   }
 
+  /** `await using model = await open(…)` closes it at the end of the block. */
+  async [Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]() {
+    await this.close();
+  }
+
   // Runs every piece of the current plan; `take` receives a copy of each output.
   async #eachPiece(signal, take) {
     const s = this.#session;

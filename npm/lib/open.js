@@ -3,7 +3,8 @@
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { FileTable, drive } from './session.js';
 import { Model } from './model.js';
-import { blobFile, fileListSource, isUrl, memoryFile, urlSource, useCore } from './sources.js';
+import { hubRepo, hubSource } from './hub.js';
+import { blobFile, fetchWithHeaders, fileListSource, isUrl, memoryFile, urlSource, useCore } from './sources.js';
 
 // Limits go to the core as given (camelCase, or ParseLimits' snake_case): it checks them
 // and the first call that can fail (parse) reports a bad one.
@@ -26,7 +27,10 @@ export async function resolveSource(source, options, extra) {
   const url = source instanceof URL ? source : typeof source === 'string' && isUrl(source) ? new URL(source) : null;
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
     if (typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
-    return urlSource(url, { fetch: fetchFn, signal: options.signal, config: options.config !== false });
+    const withHeaders = fetchWithHeaders(fetchFn, options);
+    const hub = hubRepo(url, options.hubEndpoint);  // https://huggingface.co/ORG/REPO: a folder
+    if (hub) return hubSource(hub, { fetch: withHeaders, signal: options.signal });
+    return urlSource(url, { fetch: withHeaders, signal: options.signal, config: options.config !== false });
   }
   const resolved = extra ? await extra(source, options) : null;
   if (resolved) return resolved;

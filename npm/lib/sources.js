@@ -112,42 +112,83 @@ function urlName(url) {
   try { return decodeURIComponent(last); } catch { return last; }
 }
 
-async function request(fetchFn, url, init, signal) {
+export async function request(fetchFn, url, init, signal) {
   throwIfAborted(signal);
   try {
     return await fetchFn(url, { ...init, signal });
   } catch (err) {
-    throw asIoError(err, `fetch ${url} failed`, signal);
+    throw asIoError(err, `fetch ${url} failed`, signal, blockedHint(err, url));
   }
 }
 
-// Total size from a HEAD; some hosts (pre-signed GET-only URLs) refuse HEAD, so fall
-// back to a one-byte range GET and read the total from Content-Range.
-async function remoteSize(fetchFn, url, signal, optional) {
-  const head = await request(fetchFn, url, { method: 'HEAD' }, signal);
-  await head.body?.cancel();  // HEAD has no body; an unread one shows as an aborted load
-  if (head.status === 404 && optional) return null;
-  const length = head.headers.get('content-length');
-  if (head.ok && length !== null && !head.headers.get('content-encoding')) return Number(length);
-  const probe = await request(fetchFn, url, { headers: { Range: 'bytes=0-0' } }, signal);
-  if (probe.status === 404 && optional) { await probe.body?.cancel(); return null; }
-  const total = /\/(\d+)\s*$/.exec(probe.headers.get('content-range') || '');
-  await probe.body?.cancel();
-  if (probe.status === 206 && total) return Number(total[1]);
-  if (probe.status === 416 && total) return Number(total[1]);  // empty file
-  if (!probe.ok) throw new AmnError('io', `${url}: HTTP ${probe.status} ${probe.statusText}`.trim());
-  throw new AmnError('io', `${url}: cannot tell the file size (no Content-Length on HEAD, no Range support on GET)`);
+// A browser's fetch() says only "Failed to fetch" (Chromium), "NetworkError when attempting
+// to fetch resource." (Firefox) or "Load failed" (Safari) when a server is unreachable or
+// when it does not allow another origin to read it (CORS): it may not tell which. Say both.
+function blockedHint(err, url) {
+  const here = globalThis.location?.origin;
+  if (!(err instanceof TypeError) || !here || here === 'null') return '';
+  let there;
+  try { there = new URL(url).origin; } catch { return ''; }
+  if (there === here) return ' (the server could not be reached)';
+  return ` (the server could not be reached, or it does not let pages from ${here} read it: `
+    + 'reading a file on another site needs CORS headers from its server: Access-Control-Allow-Origin, '
+    + 'Access-Control-Allow-Headers: Range and Access-Control-Expose-Headers: Content-Range, Content-Length)';
+}
+
+// The first request of a URL is a ranged GET of its first 64 KiB (no HEAD): its
+// Content-Range gives the size, and its bytes answer the core's first read, so a
+// safetensors header that fits is read in one request. A server that ignores Range
+// answers 200 with the whole file: fine for a file that small, an io error otherwise
+// (its body is cancelled, not downloaded).
+export const FIRST_READ_BYTES = 64 * 1024;
+
+async function firstRead(fetchFn, url, signal, optional) {
+  const res = await request(fetchFn, url, { headers: { Range: `bytes=0-${FIRST_READ_BYTES - 1}` } }, signal);
+  if (res.status === 404 && optional) { await res.body?.cancel(); return null; }
+  const total = /\/(\d+)\s*$/.exec(res.headers.get('content-range') || '');
+  if (res.status === 416 && total) { await res.body?.cancel(); return { size: Number(total[1]), head: new Uint8Array(0) }; }
+  if (res.status === 206) {
+    const started = /bytes\s+(\d+)-/.exec(res.headers.get('content-range') || '');
+    if (!total || !started || Number(started[1]) !== 0) {
+      await res.body?.cancel();
+      throw new AmnError('io', `${url}: cannot tell the file size (Content-Range "${res.headers.get('content-range') ?? ''}"`
+        + ' on a ranged GET; from another origin the server must expose it: Access-Control-Expose-Headers: Content-Range)');
+    }
+    return { size: Number(total[1]), head: await bodyOf(res, url, signal) };
+  }
+  if (res.status === 200) {
+    const length = res.headers.get('content-length');
+    if (length === null || Number(length) > FIRST_READ_BYTES || res.headers.get('content-encoding')) {
+      await res.body?.cancel();
+      throw new AmnError('io', `${url}: the server ignored the Range header (HTTP 200 for bytes 0-${FIRST_READ_BYTES - 1}); `
+        + 'reading a model over HTTP needs a server with Range support');
+    }
+    const head = await bodyOf(res, url, signal);
+    return { size: head.byteLength, head };
+  }
+  await res.body?.cancel();
+  throw new AmnError('io', `${url}: HTTP ${res.status} ${res.statusText}`.trim());
+}
+
+async function bodyOf(res, url, signal) {
+  try {
+    return new Uint8Array(await res.arrayBuffer());
+  } catch (err) {
+    throw asIoError(err, `reading ${url}`, signal);
+  }
 }
 
 export async function urlFile(url, { fetch: fetchFn, signal, optional = false } = {}) {
   const href = url.href;
-  const size = await remoteSize(fetchFn, href, signal, optional);
-  if (size === null) return null;
+  const first = await firstRead(fetchFn, href, signal, optional);
+  if (first === null) return null;
+  const { size, head } = first;
   return {
     name: urlName(url),
     size,
     url: href,
     async read(offset, length, sig) {
+      if (offset + length <= head.byteLength) return head.subarray(offset, offset + length);
       const end = offset + length - 1;
       const res = await request(fetchFn, href, { headers: { Range: `bytes=${offset}-${end}` } }, sig);
       const whole = offset === 0 && length === size;
@@ -165,17 +206,33 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
         await res.body?.cancel();
         throw new AmnError('io', `${href}: the server answered bytes ${started[1]}- for a request of ${offset}-${end}`, { offset });
       }
-      let body;
-      try {
-        body = new Uint8Array(await res.arrayBuffer());
-      } catch (err) {
-        throw asIoError(err, `reading ${href}`, sig);
-      }
+      const body = await bodyOf(res, href, sig);
       if (body.byteLength < length) {
         throw new AmnError('io', `${href}: short read (${body.byteLength} of ${length} bytes at ${offset})`, { offset });
       }
       return body.byteLength === length ? body : body.subarray(0, length);
     },
+  };
+}
+
+// options.headers and options.accessToken ride on every request (a hub's
+// `Authorization: Bearer …`); the reader's own Range header wins over a given one.
+export function fetchWithHeaders(fetchFn, { headers, accessToken } = {}) {
+  if (headers === undefined && accessToken === undefined) return fetchFn;
+  if (accessToken !== undefined && (typeof accessToken !== 'string' || accessToken === '')) {
+    throw new AmnError('invalid_argument', 'open(): accessToken must be a non-empty string');
+  }
+  let extra;
+  try {
+    extra = new Headers(headers ?? {});
+  } catch (err) {
+    throw new AmnError('invalid_argument', `open(): headers: ${err.message}`, { cause: err });
+  }
+  if (accessToken !== undefined) extra.set('Authorization', `Bearer ${accessToken}`);
+  return (url, init = {}) => {
+    const merged = new Headers(extra);
+    for (const [k, v] of new Headers(init.headers ?? {})) merged.set(k, v);
+    return fetchFn(url, { ...init, headers: merged });
   };
 }
 
@@ -186,7 +243,7 @@ export async function urlSource(url, { fetch: fetchFn, signal, config: probeConf
   // Beside an index, the config files follow the shards (probed in parallel; a 404 just
   // means there is none; `config: false` skips the probes, e.g. where a 404 in the
   // console is unwelcome). A single-file URL costs no extra request: open() + info is
-  // HEAD + one range GET.
+  // one range GET when the header fits its first 64 KiB.
   const viaIndex = entryIsIndex(entry.name);
   return {
     entry,

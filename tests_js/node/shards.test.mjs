@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, loadPackage, rejectsWith, tempDir } from '../support/helpers.js';
+import { FIXTURES, loadPackage, rejectsAborted, rejectsWith, tempDir } from '../support/helpers.js';
 
 const amn = await loadPackage();
 const SHARDED = join(FIXTURES, 'models', 'tiny-sharded');
@@ -143,10 +143,10 @@ test('an abort after the first shard leaves no folder', async (t) => {
   await withModel(copy, async (m) => {
     let shardsOpened = 0;
     const stopAfterFirst = (p) => { if (p.done > 20000) controller.abort(); };
-    await rejectsWith(assert, m.convert({ sink: out, signal: controller.signal, onProgress: stopAfterFirst }), 'cancelled');
+    await rejectsAborted(assert, m.convert({ sink: out, signal: controller.signal, onProgress: stopAfterFirst }));
     // And through openShard: the shards opened so far are the caller's; the error comes back.
     const c2 = new AbortController();
-    await rejectsWith(assert, m.convert({ openShard: () => { shardsOpened += 1; if (shardsOpened === 2) c2.abort(); return null; }, signal: c2.signal }), 'cancelled');
+    await rejectsAborted(assert, m.convert({ openShard: () => { shardsOpened += 1; if (shardsOpened === 2) c2.abort(); return null; }, signal: c2.signal }));
     assert.equal(shardsOpened, 2);
   });
   assert.deepEqual(await readdir(dir), ['in'], 'nothing beside the input');

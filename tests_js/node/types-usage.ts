@@ -15,6 +15,15 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
   await open(files);
   await open('https://example.com/model.safetensors.index.json', { fetch: (input, init) => fetch(input, init) });
   await open(new URL('https://example.com/model.safetensors'));
+  await open('https://huggingface.co/org/repo/resolve/main/model.safetensors', { accessToken: 'hf_x', headers: { 'X-Request': '1' } });
+  await open('https://example.com/model.safetensors', { headers: new Headers([['Authorization', 'Basic dTpw']]) });
+  await open('https://huggingface.co/org/repo/tree/v1', { accessToken: 'hf_x' });
+  await open('https://hub.example.org/org/repo', { hubEndpoint: 'https://hub.example.org' });
+  {
+    await using scoped = await open(buffer);
+    console.log(scoped.info.format);
+  }
+  await model[Symbol.asyncDispose]();
   await open('/models/tiny');
 
   const info: ModelInfo = model.info;
@@ -65,6 +74,15 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
   const stored: DType[] = ['BF16', 'Q4_K', 'IQ2_XXS', 'MXFP4', 'type 57'];
   if (first.dtype === 'Q6_K') console.log(pickleRefused, stored);
 
+  // docs/js-api.md, "Cancelling": an abort is an AbortError, its code in cause.
+  try {
+    await model.tensor('w', { signal: AbortSignal.timeout(1000) });
+  } catch (err) {
+    if (err instanceof DOMException && err.name === 'AbortError' && err.cause instanceof AmnError) {
+      const cancelled: ErrorCode = err.cause.code;
+      console.log(cancelled);
+    }
+  }
   // docs/js-api.md, "Errors": the example as written there.
   try {
     await open(file);
@@ -84,6 +102,8 @@ async function misuse(model: Model): Promise<void> {
   await model.convert({ to: 'onnx' });
   // @ts-expect-error: shards is 'input' or 1
   await model.convert({ sink: 'out', shards: 3 });
+  // @ts-expect-error: an access token is a string
+  await open('https://example.com/m.safetensors', { accessToken: 42 });
   // @ts-expect-error: numbers are not sources
   await open(42);
   // @ts-expect-error: unknown error code

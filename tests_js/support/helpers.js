@@ -52,6 +52,18 @@ export async function tempDir(t, prefix = 'amn-test-') {
   return dir;
 }
 
+// Asserts that `promise` rejects as an aborted web API does: a DOMException named
+// AbortError whose cause is the AmnError 'cancelled'.
+export async function rejectsAborted(assert, promise) {
+  await assert.rejects(promise, (err) => {
+    assert.ok(err instanceof DOMException, `expected a DOMException, got ${err?.stack || err}`);
+    assert.equal(err.name, 'AbortError');
+    assert.equal(err.cause?.name, 'AmnError');
+    assert.equal(err.cause.code, 'cancelled');
+    return true;
+  });
+}
+
 // Asserts that `promise` rejects with an AmnError of `code` (and `includes` in its message).
 export async function rejectsWith(assert, promise, code, includes) {
   await assert.rejects(promise, (err) => {

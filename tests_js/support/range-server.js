@@ -3,6 +3,7 @@
 //   const srv = await startRangeServer({ root });   // 127.0.0.1, random port
 //   srv.url                     'http://127.0.0.1:PORT/'
 //   srv.stats.requests          every request; srv.stats.files['/a.bin'] = { requests, bytes }
+//   srv.stats.log               { method, path, range, status, bytes, authorization? } per request
 //   srv.ignoreRange = true      answer 200 + the whole file, as servers without Range do
 //   srv.reset(); await srv.close();
 import { createServer } from 'node:http';
@@ -53,6 +54,8 @@ export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = 
     const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     const file = normalize(join(root, urlPath));
     const entry = { method: req.method, path: urlPath, range: req.headers.range || null, status: 0, bytes: 0 };
+    // Only when sent, so logs without credentials read as before.
+    if (req.headers.authorization) entry.authorization = req.headers.authorization;
     countRequest(urlPath, entry);
     const finish = (status, headers, body = '') => {
       entry.status = status;

@@ -11,6 +11,8 @@ import { displayTensors } from './tensors.js';
 import { TensorTable, rowButton } from './tensor-table.js';
 import { TensorView } from './tensor-view.js';
 import { ForgetPanel } from './forget.js';
+import { linkModel, linkTensor, readLink } from './links.js';
+import { LayerTree } from './layer-tree.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,7 +51,16 @@ const table = new TensorTable({
   body: $('tensor-body'),
   filterInput: $('tensor-filter'),
   countLabel: $('tensor-count'),
-  onOpen: (tensor) => detail.open(tensor),
+  onOpen: (tensor) => openDetail(tensor),
+});
+const tree = new LayerTree({
+  container: $('tensor-tree'),
+  tableBox: $('tensor-scroll'),
+  tableButton: $('view-table'),
+  treeButton: $('view-tree'),
+  filterInput: $('tensor-filter'),
+  matches: (tensor) => table.matches(tensor),
+  onOpen: (tensor) => openDetail(tensor),
 });
 const detail = new TensorView({
   dialog: $('tensor-dialog'),
@@ -59,7 +70,8 @@ const detail = new TensorView({
   core,
   busy: () => state.job !== null,
   // The row may have been re-rendered (or filtered away) meanwhile.
-  returnFocus: (name) => (rowButton($('tensor-body'), name) ?? $('tensor-scroll')).focus(),
+  returnFocus: (name) => (tree.shown ? tree.leafButton(name) ?? $('tensor-tree')
+    : rowButton($('tensor-body'), name) ?? $('tensor-scroll')).focus(),
 });
 
 const forget = new ForgetPanel({
@@ -139,20 +151,26 @@ function hideError() {
 
 // ---- opening ----
 
+// Resolves to whether the model opened.
 async function openSource(source, label) {
   detail.close(); // its tensor belongs to the model being replaced
   hideError();
   clearDownload();
+  // The URL box and the address bar say where the model comes from: a local file has no URL.
+  if (!source.url) ui.urlInput.value = '';
+  linkModel(source.url ?? null);
   const job = core.request('open', { source });
   try {
     const info = await startJob(`Opening ${label}…`, job);
     showModel(info);
+    return true;
   } catch (error) {
     // Either way the worker has let go of the previous model.
     state.info = null;
     ui.modelView.hidden = true;
     document.title = pageTitle;
     if (error.code !== 'cancelled') showError('open the model', error);
+    return false;
   }
 }
 
@@ -162,13 +180,37 @@ function openFiles(files) {
   openSource({ files }, label);
 }
 
+function openUrl(text) {
+  const url = new URL(text.trim(), window.location.href).href;
+  ui.urlInput.value = url;
+  return openSource({ url }, url.split('/').pop() || url);
+}
+
+function openDetail(tensor) {
+  detail.open(tensor);
+  linkTensor(tensor.name);
+}
+$('tensor-dialog').addEventListener('close', () => linkTensor(null));
+
+// A shared link: ?url= opens its model, then #tensor= its tensor's detail.
+async function followLink() {
+  const link = readLink();
+  if (!link.url) return;
+  if (!await openUrl(link.url) || !link.tensor) return;
+  const tensor = displayTensors(state.info).find((t) => t.name === link.tensor);
+  if (tensor) openDetail(tensor);
+}
+followLink();
+
 function showModel(info) {
   state.info = info;
   document.title = `${info.files[0]?.name ?? 'model'} — anamnesis`;
   renderSummary(ui.summary, info);
   ui.convertResult.hidden = true;
   ui.modelView.hidden = false;
-  table.setTensors(displayTensors(info));
+  const tensors = displayTensors(info);
+  table.setTensors(tensors);
+  tree.setTensors(tensors);
   // Only a quantized model has tensors that stay as they are unless asked.
   ui.castAllLabel.hidden = !(info.logical?.length > 0);
   ui.castAll.checked = false;
@@ -187,8 +229,7 @@ ui.folderInput.addEventListener('change', () => {
 
 ui.urlForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  const url = new URL(ui.urlInput.value.trim(), window.location.href).href;
-  openSource({ url }, url.split('/').pop() || url);
+  openUrl(ui.urlInput.value);
 });
 
 // The whole window accepts drops, so a near miss never navigates away from the page.

@@ -4,6 +4,7 @@
 // goes in through textContent, never as HTML.
 
 import { formatBytes, formatCount, formatInteger, formatPercent } from './format.js';
+import { displayTensors } from './tensors.js';
 
 // config.json keys worth a line of their own, in display order (transformers names).
 const CONFIG_KEYS = [
@@ -14,11 +15,13 @@ const CONFIG_KEYS = [
 const LONG_VALUE = 160; // metadata values longer than this fold away
 
 export function renderSummary(container, info) {
-  const totalTensors = info.tensors.length;
+  // The tensors the table lists (a quantized weight once, not once per stored part).
+  const shown = displayTensors(info).length;
+  const stored = info.tensors.length;
   const facts = [
     ['Format', info.sharded ? `${info.format}, sharded` : info.format, info.index ? `through ${info.index}` : ''],
     ['Files', `${formatInteger(info.files.length)} (${formatBytes(info.file_bytes)})`, `${formatInteger(info.file_bytes)} bytes`],
-    ['Tensors', formatInteger(totalTensors)],
+    ['Tensors', formatInteger(shown), shown === stored ? '' : `${formatInteger(stored)} stored tensors: a quantized weight's parts are counted once`],
     ['Parameters', formatCount(info.parameters), `${formatInteger(info.parameters)} parameters`],
     ['Tensor bytes', formatBytes(info.total_bytes), `${formatInteger(info.total_bytes)} bytes`],
   ];

@@ -2,15 +2,19 @@
 // model with tens of thousands of tensors scrolls as smoothly as one with six. Only the
 // rows in view (plus a margin) exist in the DOM; two spacer rows stand in for the rest,
 // which keeps real <table> semantics and column alignment. Each row's name is a button
-// that opens the tensor's detail view (a click anywhere on the row does too).
+// that opens the tensor's detail view (a click anywhere on the row does too). A name too
+// long for its column is shortened in the middle (names.js), to the characters that fit;
+// the full name is the button's accessible name and shows on hover and focus (name-tip.js).
 
 import { formatBytes, formatInteger, formatShape } from './format.js';
+import { compareNatural, shortenName } from './names.js';
+import { NameTip } from './name-tip.js';
 
 const OVERSCAN = 12;          // rows rendered above and below the visible ones
 const DEFAULT_ROW_HEIGHT = 29; // px; replaced by the measured height after the first render
 
 const COMPARE = {
-  name: (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  name: (a, b) => compareNatural(a.name, b.name),
   dtype: (a, b) => (a.dtype < b.dtype ? -1 : a.dtype > b.dtype ? 1 : 0),
   scheme: (a, b) => (a.scheme < b.scheme ? -1 : a.scheme > b.scheme ? 1 : 0),
   shape: compareShapes,
@@ -41,6 +45,9 @@ export class TensorTable {
     this.rowHeight = DEFAULT_ROW_HEIGHT;
     this.renderQueued = false;
     this.window = { start: -1, end: -1 };
+    this.nameRoom = Infinity; // characters that fit in the name column; measured when rendered
+    this.charWidth = 0;
+    this.tip = new NameTip(scroll);
 
     for (const th of this.headers) {
       th.querySelector('button').addEventListener('click', () => this.sortBy(th.dataset.key));
@@ -67,6 +74,9 @@ export class TensorTable {
 
   setTensors(tensors) {
     this.tensors = tensors;
+    // The scheme column is only for quantized models.
+    this.table.classList.toggle('no-scheme', !tensors.some((t) => t.scheme));
+    this.tip.hide();
     this.scroll.scrollTop = 0;
     this.refresh();
   }
@@ -86,16 +96,18 @@ export class TensorTable {
     this.refresh();
   }
 
-  refresh() {
+  // Whether a tensor passes the filter: every word typed is in its name, dtype or scheme.
+  matches(t) {
     const terms = this.filterInput.value.toLowerCase().split(/\s+/).filter(Boolean);
+    if (terms.length === 0) return true;
+    const haystack = `${t.name} ${t.dtype} ${t.scheme}`.toLowerCase();
+    return terms.every((term) => haystack.includes(term));
+  }
+
+  refresh() {
     const view = [];
     for (let i = 0; i < this.tensors.length; i += 1) {
-      const t = this.tensors[i];
-      if (terms.length > 0) {
-        const haystack = `${t.name} ${t.dtype} ${t.scheme}`.toLowerCase();
-        if (!terms.every((term) => haystack.includes(term))) continue;
-      }
-      view.push(i);
+      if (this.matches(this.tensors[i])) view.push(i);
     }
     if (this.sortKey) {
       const compare = COMPARE[this.sortKey];
@@ -133,11 +145,13 @@ export class TensorTable {
     this.window = { start, end };
 
     const fragment = document.createDocumentFragment();
-    if (start > 0) fragment.append(spacerRow(start * this.rowHeight));
+    // A spacer spans the columns shown: spanning a hidden one would add a column.
+    const columns = this.table.classList.contains('no-scheme') ? 5 : 6;
+    if (start > 0) fragment.append(spacerRow(start * this.rowHeight, columns));
     for (let v = start; v < end; v += 1) {
       fragment.append(this.row(this.tensors[this.view[v]], v));
     }
-    if (end < count) fragment.append(spacerRow((count - end) * this.rowHeight));
+    if (end < count) fragment.append(spacerRow((count - end) * this.rowHeight, columns));
     this.body.replaceChildren(fragment);
 
     const first = this.body.querySelector('tr.tensor-row');
@@ -146,6 +160,27 @@ export class TensorTable {
       this.window = { start: -1, end: -1 };
       this.queueRender();
     }
+    const room = first ? this.measureRoom(first.querySelector('button.tensor-open')) : this.nameRoom;
+    if (room !== this.nameRoom) {
+      this.nameRoom = room;
+      this.window = { start: -1, end: -1 };
+      this.queueRender();
+    }
+  }
+
+  // How many characters of the (monospace) name font fit in the name button.
+  measureRoom(button) {
+    if (!this.charWidth) {
+      const probe = document.createElement('span');
+      probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
+      probe.textContent = '0123456789'.repeat(10);
+      button.append(probe);
+      this.charWidth = probe.getBoundingClientRect().width / 100;
+      probe.remove();
+    }
+    const width = button.clientWidth;
+    if (!(width > 0 && this.charWidth > 0)) return this.nameRoom;
+    return Math.max(8, Math.floor(width / this.charWidth));
   }
 
   row(t, position) {
@@ -158,17 +193,17 @@ export class TensorTable {
     const open = document.createElement('button');
     open.type = 'button';
     open.className = 'tensor-open';
-    open.textContent = t.name;
-    open.title = `${t.name} — show values, statistics and histogram`;
+    open.textContent = shortenName(t.name, this.nameRoom);
+    if (open.textContent !== t.name) open.setAttribute('aria-label', t.name);
     open.setAttribute('aria-haspopup', 'dialog');
     name.append(open);
     tr.append(
       name,
-      cell(t.dtype),
+      cell(t.dtype, 'dtype', t.storedDtype ? `stored as ${t.storedDtype}` : ''),
       t.scheme
         ? cell(`${t.scheme} · ${t.bitsPerWeight.toFixed(2)} bits`, 'scheme', `${t.scheme}: ${t.variant}`)
-        : cell('—', 'muted'),
-      cell(formatShape(t.shape), '', JSON.stringify(t.shape)),
+        : cell('—', 'scheme muted'),
+      cell(formatShape(t.shape), 'shape', JSON.stringify(t.shape)),
       cell(formatInteger(t.parameters), 'num'),
       cell(formatBytes(t.nbytes), 'num', `${formatInteger(t.nbytes)} bytes`),
     );
@@ -192,13 +227,13 @@ function cell(text, className = '', title = '') {
   return td;
 }
 
-function spacerRow(height) {
+function spacerRow(height, columns) {
   const tr = document.createElement('tr');
   tr.className = 'spacer';
   tr.setAttribute('aria-hidden', 'true');
   tr.style.height = `${height}px`;
   const td = document.createElement('td');
-  td.colSpan = 6;
+  td.colSpan = columns;
   tr.append(td);
   return tr;
 }

@@ -8,6 +8,7 @@
 
 import { formatInteger, formatShape, formatValue } from './format.js';
 import { renderHistogram } from './histogram.js';
+import { renderHeatmap } from './heatmap.js';
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -51,7 +52,7 @@ export class TensorView {
   async open(tensor) {
     this.cancel();
     this.name = tensor.name;
-    this.title.textContent = tensor.name;
+    this.title.replaceChildren(...breakable(tensor.name));
     this.title.title = tensor.name;
     this.body.replaceChildren(this.factsList(tensor, null), this.status(tensor));
     this.body.setAttribute('aria-busy', 'true');
@@ -93,14 +94,14 @@ export class TensorView {
 
   factsList(tensor, summary) {
     const facts = [
-      fact('Stored dtype', tensor.dtype),
+      fact('Stored dtype', tensor.storedDtype || tensor.dtype),
       fact('Shape', formatShape(tensor.shape), JSON.stringify(tensor.shape)),
       fact('Elements', formatInteger(tensor.parameters)),
     ];
     if (tensor.scheme) {
       facts.push(fact('Scheme', `${tensor.scheme} (${tensor.variant})`, `${tensor.bitsPerWeight.toFixed(3)} bits per weight`));
-      facts.push(fact('Parts', Object.entries(tensor.parts).map(([role, name]) => `${role}: ${name}`).join(', ')));
       facts.push(fact('Producer returns', tensor.naturalDtype));
+      facts.push(partsFact(tensor.parts));
     }
     if (summary) {
       const as = summary.kind === 'raw' ? 'stored bytes' : summary.dtype;
@@ -126,9 +127,27 @@ export class TensorView {
     }
     const parts = [statsSection(summary)];
     if (summary.histogram) parts.push(histogramSection(summary));
+    if (summary.heatmap) parts.push(heatmapSection(summary.heatmap));
     parts.push(headList(summary.head, `First ${summary.head.length} values`, summary.elements));
     return parts;
   }
+}
+
+// A name as text that may break after a dot or an underscore (<wbr>), not mid-word.
+function breakable(name) {
+  return name.split(/(?<=[._])/).flatMap((piece) => [piece, el('wbr')]);
+}
+
+// A quantized weight's stored tensors, one per line across the whole width: long names
+// break only after a dot or an underscore, never mid-word, and never push the stats aside.
+function partsFact(parts) {
+  const list = el('ul', { className: 'parts-list' });
+  for (const [role, name] of Object.entries(parts)) {
+    const code = el('code', {}, ...breakable(name));
+    list.append(el('li', {}, el('span', { className: 'muted', textContent: `${role}: ` }), code));
+  }
+  const node = el('div', { className: 'wide' }, el('dt', { textContent: 'Parts' }), el('dd', {}, list));
+  return node;
 }
 
 function statsSection({ stats, kind }) {
@@ -174,6 +193,36 @@ function histogramSection({ histogram, stats }) {
     el('figure', { className: 'histogram-figure' },
       chart,
       el('figcaption', { className: 'muted', textContent: `${bins} equal bins from min to max; ${formatInteger(stats.finite)} finite values. Hover a bar for its range and count.` })));
+}
+
+// A 2-D (or wider) tensor as a picture: |value| by default, signed on request.
+function heatmapSection(heatmap) {
+  const { rows, cols, cellRows, cellCols } = heatmap;
+  const toggle = el('input', { type: 'checkbox', id: 'heatmap-signed' });
+  const label = () => `Heatmap of ${formatInteger(rows)} × ${formatInteger(cols)} values in ${cellRows} × ${cellCols} cells, `
+    + (toggle.checked ? 'signed mean' : 'mean absolute value');
+  const draw = () => {
+    const canvas = renderHeatmap(heatmap, { signed: toggle.checked });
+    canvas.setAttribute('role', 'img');
+    canvas.setAttribute('aria-label', label());
+    // Keep the tensor's aspect within the dialog, never wider than it.
+    canvas.style.aspectRatio = `${cellCols} / ${cellRows}`;
+    return canvas;
+  };
+  let canvas = draw();
+  toggle.addEventListener('change', () => {
+    const next = draw();
+    canvas.replaceWith(next);
+    canvas = next;
+  });
+  const per = rows === cellRows && cols === cellCols ? 'one value per cell'
+    : `each cell the mean of about ${formatInteger(Math.ceil(rows / cellRows))} × ${formatInteger(Math.ceil(cols / cellCols))} values`;
+  return el('section', { className: 'detail-section heatmap-section' },
+    el('div', { className: 'section-head' },
+      el('h3', { textContent: 'Heatmap' }),
+      el('label', { className: 'checkbox' }, toggle, 'Signed (blue negative, red positive)')),
+    el('figure', { className: 'heatmap-figure' }, canvas,
+      el('figcaption', { className: 'muted', textContent: `Rows × columns: ${formatInteger(rows)} × ${formatInteger(cols)} as ${cellRows} × ${cellCols} cells, ${per}; darker is larger. Grey: no finite value.` })));
 }
 
 function headList(values, heading, total = values.length) {

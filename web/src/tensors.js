@@ -15,10 +15,11 @@ export function displayTensors(info) {
     const l = logical.get(t.part_of);
     if (!l) continue;
     shown.add(l.name);
-    // The stored dtype of the part that holds the values (the first one listed).
-    const main = info.tensors.find((r) => r.name === Object.values(l.parts)[0]);
+    // The dtype column names the scheme (as `amn inspect` does: "bnb-nf4", not the U8 its
+    // codes are stored in); the stored dtype of the part that holds the values stays beside.
+    const main = info.tensors.find((r) => r.name === (l.parts.weight ?? l.parts.qweight ?? Object.values(l.parts)[0]));
     out.push({
-      name: l.name, dtype: main?.dtype ?? '', shape: l.shape, parameters: l.parameters, nbytes: l.stored_bytes,
+      name: l.name, dtype: l.scheme, storedDtype: main?.dtype ?? '', shape: l.shape, parameters: l.parameters, nbytes: l.stored_bytes,
       scheme: l.scheme, variant: l.variant, bitsPerWeight: l.bits_per_weight, naturalDtype: l.dtype,
       parts: l.parts, error: l.error,
     });

@@ -9,7 +9,8 @@
 //                                                            its shards + index (FileSystemDirectoryHandle)
 //               { type: 'forget',  id, scheme, blocksize?, doubleQuant?, skip? }  quantized, as a
 //                                                            download, with its Lethe report
-//               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js)
+//               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js) and
+//                                                            heatmap (heatmap.js)
 //               { type: 'cancel',  id }
 // Messages out: { type: 'progress', id, done, total }
 //               { type: 'result',   id, value }
@@ -17,7 +18,8 @@
 // New operations are one more handler.
 
 import { forgetSchemes, init, open } from 'anamnesis';
-import { summarize } from './tensor-stats.js';
+import { summarize, valuesOf } from './tensor-stats.js';
+import { heatmapOf } from './heatmap.js';
 
 const PROGRESS_INTERVAL_MS = 100;
 const FOLD_BYTES = 8 * 1024 * 1024;
@@ -134,7 +136,12 @@ const handlers = {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const stored = model.info.tensors.find((t) => t.name === name);
     const result = await model.tensor(name, { to: 'f32', signal });
-    return { name, storedDtype: stored?.dtype ?? result.dtype, shape: result.shape, ...summarize(result) };
+    const values = valuesOf(result);
+    const numbers = values && !(values instanceof BigInt64Array || values instanceof BigUint64Array);
+    return {
+      name, storedDtype: stored?.dtype ?? result.dtype, shape: result.shape, ...summarize(result),
+      heatmap: numbers ? heatmapOf(values, result.shape) : null,
+    };
   },
 };
 
