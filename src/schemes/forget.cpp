@@ -5,6 +5,7 @@
 #include "schemes/forget_bnb.h"
 #include "schemes/forget_ct.h"
 #include "schemes/forget_fp8.h"
+#include "schemes/forget_nvfp4.h"
 
 namespace amn {
 namespace {
@@ -21,7 +22,7 @@ constexpr std::array kSchemes = {
     ForgetSchemeRow{"fp8-channel"sv, "compressed-tensors float-quantized, per channel (llm-compressor)"sv, true},
     ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor (llm-compressor)"sv, true},
     ForgetSchemeRow{"mxfp4"sv, "OCP MX FP4 (gpt-oss _blocks/_scales)"sv, false},
-    ForgetSchemeRow{"nvfp4"sv, "compressed-tensors / ModelOpt NVFP4"sv, false},
+    ForgetSchemeRow{"nvfp4"sv, "compressed-tensors nvfp4-pack-quantized (llm-compressor NVFP4A16)"sv, true},
     ForgetSchemeRow{"mlx"sv, "MLX mx.quantize"sv, false},
 };
 
@@ -41,6 +42,7 @@ Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
     if (s.scheme == "nf4" || s.scheme == "fp4" || s.scheme == "int8") return make_bnb_forgetter(s);
     if (s.scheme == "fp8-block") return make_fp8_forgetter(s);
     if (s.scheme == "fp8-channel" || s.scheme == "fp8-tensor") return make_ct_forgetter(s);
+    if (s.scheme == "nvfp4") return make_nvfp4_forgetter(s);
   }
   std::string names;
   for (const auto& row : kSchemes) names += (names.empty() ? "" : ", ") + std::string(row.name);

@@ -39,6 +39,17 @@ class Forgetter {
   // chosen by --only that the scheme cannot hold is kept with this as a warning.
   virtual std::string cannot_hold(const TensorRecord& t) const = 0;
   virtual std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const = 0;
+  // The ops of every chosen tensor of `model`, in the order given: one encode() each,
+  // unless the producer shares values between weights (NVFP4's one global scale for a
+  // fused q/k/v or gate/up set), which the scheme links here. Errors: the producer's
+  // refusal of the model as a whole.
+  virtual Result<std::vector<std::shared_ptr<const EncodeOp>>> encode_chosen(
+      const Model& model, std::span<const TensorRecord* const> chosen) const {
+    (void)model;
+    std::vector<std::shared_ptr<const EncodeOp>> ops;
+    for (const TensorRecord* t : chosen) ops.push_back(encode(*t));
+    return ops;
+  }
   // The producer's quantization_config object (JSON), as its config.json carries it.
   virtual std::string quantization_config_json() const = 0;
   // "nf4, blocksize 64, double quantization": the settings in words, for reports.

@@ -69,15 +69,7 @@ class CtFp8Op final : public EncodeOp {
   // fp8-tensor: one scale from the amax of the whole weight (computed once).
   float tensor_scale(std::span<const uint8_t> source, DType from) const {
     std::call_once(once_, [&] {
-      std::vector<float> chunk;
-      float amax = 0;
-      const uint64_t n = rows_ * cols_, step = uint64_t{1} << 16;
-      for (uint64_t e = 0; e < n; e += step) {
-        chunk.resize(std::min(step, n - e));
-        load_f32(source, from, e, chunk.size(), chunk.data());
-        const float a = lethe::absmax(chunk.data(), chunk.size());
-        amax = (a != a || amax != amax) ? a + amax : std::max(amax, a);  // NaN propagates
-      }
+      const float amax = source_absmax(source, from, rows_ * cols_);
       tensor_scale_ = lethe::ct_fp8_scale(amax, dtype_);
     });
     return tensor_scale_;

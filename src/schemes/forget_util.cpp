@@ -1,5 +1,10 @@
 #include "schemes/forget_util.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "kernels/lethe/torch_ops.h"
+
 namespace amn {
 
 std::string linear_keep_reason(const TensorRecord& t) {
@@ -14,6 +19,19 @@ std::string linear_keep_reason(const TensorRecord& t) {
     return "the output layer (transformers keeps lm_head)";
   }
   return {};
+}
+
+float source_absmax(std::span<const uint8_t> source, DType from, uint64_t elements) {
+  std::vector<float> chunk;
+  float amax = 0;
+  const uint64_t step = uint64_t{1} << 16;
+  for (uint64_t e = 0; e < elements; e += step) {
+    chunk.resize(std::min(step, elements - e));
+    load_f32(source, from, e, chunk.size(), chunk.data());
+    const float a = lethe::absmax(chunk.data(), chunk.size());
+    amax = (a != a || amax != amax) ? a + amax : std::max(amax, a);  // NaN propagates
+  }
+  return amax;
 }
 
 std::string module_of(const std::string& name) {

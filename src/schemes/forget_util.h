@@ -23,6 +23,10 @@ inline void load_f32(std::span<const uint8_t> source, DType from, uint64_t first
   }
 }
 
+// amax |x| over the whole source tensor of `elements` values, read in chunks; NaN
+// propagates (torch.amax).
+float source_absmax(std::span<const uint8_t> source, DType from, uint64_t elements);
+
 // Lethe sums kept by piece start, combined in that order.
 class SumsByPiece {
  public:
