@@ -90,9 +90,7 @@ class CtFp8Forgetter final : public Forgetter {
   // targets ["Linear"], ignore ["lm_head"]: transformers' Linear rule.
   std::string default_keep_reason(const TensorRecord& t) const override { return linear_keep_reason(t); }
   std::string cannot_hold(const TensorRecord& t) const override {
-    if (!is_forgettable_dtype(t.dtype) || !t.block_type.empty()) {
-      return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
-    }
+    if (auto why = not_forgettable(t); !why.empty()) return why;
     if (t.shape.size() != 2 || t.elements == 0) return "compressed-tensors quantizes 2-D Linear weights only";
     return {};
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/lethe/torch_ops.h"
+#include "schemes/forget.h"
 
 namespace amn {
 
@@ -32,6 +33,11 @@ float source_absmax(std::span<const uint8_t> source, DType from, uint64_t elemen
     amax = (a != a || amax != amax) ? a + amax : std::max(amax, a);  // NaN propagates
   }
   return amax;
+}
+
+std::string not_forgettable(const TensorRecord& t) {
+  if (is_forgettable_dtype(t.dtype) && t.block_type.empty()) return {};
+  return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
 }
 
 std::string module_of(const std::string& name) {

@@ -52,6 +52,10 @@ class SumsByPiece {
 // neither an embedding nor the head. Empty: quantize; else why the tensor is kept.
 std::string linear_keep_reason(const TensorRecord& t);
 
+// Empty when forget reads the tensor's values (F16, BF16 or F32 elements); else why not,
+// for Forgetter::cannot_hold.
+std::string not_forgettable(const TensorRecord& t);
+
 // The tensor's name without ".weight" (a module's name), or the name itself.
 std::string module_of(const std::string& name);
 
