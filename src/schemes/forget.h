@@ -27,6 +27,9 @@ struct ForgetSettings {
   std::string scheme;          // a forget_scheme_rows() name
   uint64_t blocksize = 0;      // bitsandbytes 4-bit: 0 = the producer's default (64)
   bool double_quant = false;   // bitsandbytes 4-bit: quantize the absmax too
+  // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes
+  // it (--like); false: gpt-oss expert parameters are transformers' [E, in, out].
+  bool linear_orientation = false;
 };
 
 class Forgetter {

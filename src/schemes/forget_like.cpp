@@ -11,6 +11,7 @@
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/quant/bnb.h"
 #include "kernels/quant/fp4.h"
@@ -35,7 +36,7 @@ struct LikeWeight {
   uint64_t blocksize = 0;           // bnb4
   quant::Bnb4Type type = quant::Bnb4Type::nf4;
   lethe::Fp8Block block;
-  std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale
+  std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale; mxfp4: its E8M0 scales
   float global_scale = 1.0f;         // nvfp4: REF's weight_global_scale
 };
 
@@ -57,7 +58,7 @@ class ReuseOp final : public EncodeOp {
     if (part != 0) return std::max<uint64_t>(1, w_->specs[part].nbytes);
     if (w_->scheme == "int8" || w_->scheme == "fp8-channel" || w_->scheme == "fp8-tensor") return cols_;
     if (w_->scheme == "fp8-block") return w_->block.rows * cols_;
-    if (w_->scheme == "nvfp4") return cols_ / 2;
+    if (w_->scheme == "nvfp4" || w_->scheme == "mxfp4") return cols_ / 2;
     return w_->blocksize / 2;
   }
   LetheSums distance() const override { return sums_.total(); }
@@ -115,6 +116,16 @@ class ReuseOp final : public EncodeOp {
       lethe::nvfp4_quantize_rows(values.data(), cols_, r0, r1, scale, w.global_scale, out, true);
       quant::Nvfp4Params p{quant::Nvfp4Layout::compressed_tensors, rows_, cols_, w.global_scale};
       quant::dequantize_nvfp4_rows(p, out, scale, r0, r1, DType::F32, reinterpret_cast<uint8_t*>(back.data()));
+      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+    } else if (w.scheme == "mxfp4") {
+      const uint64_t r0 = begin / (cols_ / 2), r1 = end / (cols_ / 2);
+      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * (cols_ / 32)),
+                                  w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * (cols_ / 32)));
+      lethe::mxfp4_quantize_rows(values.data(), r1 - r0, cols_, out, scales.data(), true);
+      quant::dequantize_mxfp4_rows({r1 - r0, cols_ / 32}, out, scales.data(), 0, r1 - r0, DType::F32,
+                                   reinterpret_cast<uint8_t*>(back.data()));
       for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     } else {  // fp8-block
       const uint64_t r0 = begin / cols_, r1 = end / cols_;
@@ -292,6 +303,8 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       else if (sc.elements == 1) w->scheme = "fp8-tensor";
     } else if (l.scheme == "nvfp4" && part.count("weight_packed") && part.count("weight_global_scale")) {
       w->scheme = "nvfp4";  // compressed-tensors (ModelOpt's `weight` / `weight_scale_2` is not written)
+    } else if (l.scheme == "mxfp4" && part.count("blocks") && part.count("scales")) {
+      w->scheme = "mxfp4";
     }
     if (w->scheme.empty()) {
       return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + " is " + l.scheme + " (" + l.variant +
@@ -302,7 +315,8 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
                                                          w->scheme + " (" + quote(l.name) + ")");
     }
     w->settings.scheme = w->scheme;
-    const TensorRecord& wr = ref.tensors[part[w->scheme == "nvfp4" ? "weight_packed" : "weight"]];
+    const TensorRecord& wr = ref.tensors[part[w->scheme == "nvfp4" ? "weight_packed" : w->scheme == "mxfp4" ? "blocks" : "weight"]];
+    w->settings.linear_orientation = true;  // the input is what remember wrote: [..., out, in]
     w->specs.push_back({wr.name, wr.dtype, wr.shape, wr.nbytes});
     w->bytes.emplace_back();
     std::map<std::string, std::vector<uint8_t>> bytes;  // by role, for the scales below
@@ -343,6 +357,8 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       w->scale_dtype = sc.dtype;
       w->scales.resize(sc.elements);
       load_f32(bytes["scale"], sc.dtype, 0, sc.elements, w->scales.data());
+    } else if (w->scheme == "mxfp4") {
+      w->scale_codes = bytes["scales"];
     } else if (w->scheme == "nvfp4") {
       w->scale_codes = bytes["weight_scale"];
       std::memcpy(&w->global_scale, bytes["weight_global_scale"].data(), 4);  // F32 [1]: detection checked it

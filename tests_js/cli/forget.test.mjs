@@ -204,6 +204,15 @@ test('nvfp4: llm-compressor\'s model_free_ptq bytes, one global scale for the fu
   assert.equal(q.config_groups.NVFP4A16.weights.scale_dtype, 'torch.float8_e4m3fn');
 });
 
+test('mxfp4: transformers\' quantize_to_mxfp4 bytes; by default only the gpt-oss experts ([E, in, out], transposed)', () => {
+  const r = forgetMatches('lethe/mxfp4/input.safetensors', 'lethe/mxfp4/mxfp4.safetensors', ['--scheme', 'mxfp4'],
+    ['model.layers.1.']);
+  assert.match(r.text, /forgot 1 of 4 tensors as mxfp4/);
+  assert.match(r.text, /kept 3 as stored \(transformers' Mxfp4 quantizes only the gpt-oss MoE experts/);
+  // --only chooses 2-D weights too, in the nn.Linear orientation [out, in]: every tensor.
+  forgetMatches('lethe/mxfp4/input.safetensors', 'lethe/mxfp4/mxfp4.safetensors', ['--scheme', 'mxfp4', '--only', '*'], ['model.']);
+});
+
 // A quantized fixture as a folder (the model and its config.json, as a user has it).
 function referenceFolder(dir, family, variant) {
   const ref = join(dir, `${family}-${variant}`);
@@ -222,6 +231,7 @@ test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s 
   for (const [family, variant, to] of [
     ['bnb', 'nf4', 'bf16'], ['bnb', 'fp4', 'bf16'], ['bnb', 'mixed4', 'f32'], ['bnb', 'int8', 'f32'],
     ['fp8', 'block_e4m3', 'f32'], ['fp8', 'channel_e4m3_ct', 'f32'], ['nvfp4', 'compressed_tensors', 'bf16'],
+    ['mxfp4', 'gpt_oss', 'bf16'],
   ]) {
     const ref = referenceFolder(dir, family, variant);
     const back = join(dir, `${variant}-back.safetensors`);
