@@ -3,10 +3,10 @@
 #include "kernels/lethe/mxfp4_encode.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <vector>
 
+#include "core/bytes.h"
 #include "core/dtype.h"
 #include "kernels/lethe/torch_ops.h"
 
@@ -17,7 +17,7 @@ namespace {
 // == 0, 0, 1.0 / dequant_scale_rounded)).
 float quant_scale(uint8_t code) {
   if (code == 0) return 0.0f;
-  return 1.0f / std::bit_cast<float>(static_cast<uint32_t>(code) << 23);
+  return 1.0f / bit_cast<float>(static_cast<uint32_t>(code) << 23);
 }
 
 }  // namespace
@@ -30,13 +30,13 @@ uint8_t mxfp4_scale(const float* group) {
     else if (a > amax) amax = a;
   }
   const float dequant_scale = amax / 6.0f;  // max_val / max_quant_val
-  const uint32_t ds = std::bit_cast<uint32_t>(dequant_scale);
+  const uint32_t ds = bit_cast<uint32_t>(dequant_scale);
   const uint32_t rounded = (ds + 0x007FFFFFu) & 0x7F800000u;  // ROUND_UP, int32 wraps
   return static_cast<uint8_t>(rounded >> 23);
 }
 
 uint8_t mxfp4_code(float quotient) {
-  const uint32_t q = std::bit_cast<uint32_t>(quotient);
+  const uint32_t q = bit_cast<uint32_t>(quotient);
   const uint32_t sign = q & 0x80000000u;
   const uint32_t e = (q >> 23) & 0xFF;
   const uint32_t m_orig = q & 0x7FFFFF;
