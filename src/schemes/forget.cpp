@@ -31,6 +31,11 @@ constexpr std::array kSchemes = {
 
 std::span<const ForgetSchemeRow> forget_scheme_rows() { return kSchemes; }
 
+Status no_bnb_settings(const ForgetSettings& s) {
+  if (!s.blocksize && !s.double_quant) return {};
+  return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
+}
+
 bool is_forgettable_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
 Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {

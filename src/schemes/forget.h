@@ -70,6 +70,10 @@ class Forgetter {
 // for a scheme not built yet.
 Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& settings);
 
+// Shared by the schemes other than bitsandbytes 4-bit: invalid_argument when `s` carries
+// a blocksize or double quantization.
+Status no_bnb_settings(const ForgetSettings& s);
+
 // Shared by the encoders: true for the float dtypes forget reads (F16, BF16, F32).
 bool is_forgettable_dtype(DType t);
 

@@ -128,9 +128,7 @@ class CtFp8Forgetter final : public Forgetter {
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_ct_forgetter(const ForgetSettings& s) {
-  if (s.blocksize || s.double_quant) {
-    return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
-  }
+  AMN_TRY(no_bnb_settings(s));
   return std::unique_ptr<Forgetter>(std::make_unique<CtFp8Forgetter>(s.scheme == "fp8-channel"));
 }
 

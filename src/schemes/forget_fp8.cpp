@@ -87,9 +87,7 @@ class Fp8BlockForgetter final : public Forgetter {
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_fp8_forgetter(const ForgetSettings& s) {
-  if (s.blocksize || s.double_quant) {
-    return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
-  }
+  AMN_TRY(no_bnb_settings(s));
   return std::unique_ptr<Forgetter>(std::make_unique<Fp8BlockForgetter>());
 }
 

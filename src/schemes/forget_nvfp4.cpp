@@ -236,9 +236,7 @@ Result<std::vector<std::vector<size_t>>> nvfp4_fused_sets(const std::vector<std:
 }
 
 Result<std::unique_ptr<Forgetter>> make_nvfp4_forgetter(const ForgetSettings& s) {
-  if (s.blocksize || s.double_quant) {
-    return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
-  }
+  AMN_TRY(no_bnb_settings(s));
   return std::unique_ptr<Forgetter>(std::make_unique<Nvfp4Forgetter>());
 }
 
