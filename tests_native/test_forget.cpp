@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "session/open.h"
+#include "schemes/forget_nvfp4.h"
 #include "session/session.h"
 #include "support.h"
 
@@ -118,4 +119,24 @@ TEST_CASE("python_float_repr writes what Python's repr() writes", "[forget]") {
   CHECK(python_float_repr(5e-324) == "5e-324");
   CHECK(python_float_repr(1.7976931348623157e308) == "1.7976931348623157e+308");
   CHECK(python_float_repr(-2.5e-7) == "-2.5e-07");
+}
+
+TEST_CASE("nvfp4 fused sets: llm-compressor's get_fused_names, natural order", "[forget][nvfp4]") {
+  const std::vector<std::string> names = {
+      "model.layers.10.self_attn.q_proj.weight", "model.layers.2.self_attn.v_proj.weight",
+      "model.layers.2.self_attn.q_proj.weight",  "model.layers.10.self_attn.k_proj.weight",
+      "model.layers.2.self_attn.k_proj.weight",  "model.layers.10.self_attn.v_proj.weight",
+      "model.layers.2.mlp.up_proj.weight",       "model.layers.2.mlp.gate_proj.weight",
+      "model.layers.2.mlp.down_proj.weight",     "experts.0.w3.weight",
+      "experts.0.w1.weight",                     "model.layers.2.self_attn.o_proj.weight",
+  };
+  auto sets = nvfp4_fused_sets(names);
+  REQUIRE(sets);
+  // layer 2 before layer 10 (natural order), then gate/up, then w1/w3; o_proj and down_proj alone
+  const std::vector<std::vector<size_t>> want = {{2, 4, 1}, {0, 3, 5}, {7, 6}, {10, 9}};
+  CHECK(sets.value() == want);
+  // a q_proj whose k/v never come before the next q_proj: the producer raises
+  auto bad = nvfp4_fused_sets({"a.0.attn.q_proj.weight", "a.1.attn.q_proj.weight", "a.1.attn.k_proj.weight"});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::unsupported);
 }

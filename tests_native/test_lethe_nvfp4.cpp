@@ -114,5 +114,9 @@ TEST_CASE("lethe nvfp4: forget(remember(REF)) with REF's scales (compressed_tens
       }
     CHECK(other == 0);
     CHECK(minus_zero > 0);
+    // --reuse-scales' signed_zero: an exact -0.0 takes code 8, and every code comes back.
+    nvfp4_quantize_rows(x.data(), cols, 0, rows, scale.data(), f32_at(in, base + ".weight_global_scale"),
+                        packed.data(), true);
+    CHECK(differing(packed, ref) == 0);
   }
 }

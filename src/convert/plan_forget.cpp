@@ -66,6 +66,10 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
   Plan& plan = out.plan;
   plan.limits = model.limits;
   plan.metadata = model.metadata;
+  // First which tensors are quantized, then their ops at once (a scheme may link the ops
+  // of weights whose producer shares a value), then the plan in file order.
+  std::vector<const TensorRecord*> chosen_records;
+  std::vector<bool> chosen_flags;
   for (const auto& t : model.tensors) {
     ForgetEntry e{t.name, t.shape, t.dtype, t.elements, t.nbytes, -1, {}};
     std::string why;
@@ -93,15 +97,23 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
         chosen = false;
       }
     }
-    if (chosen) {
-      e.encoder = static_cast<int32_t>(plan.encoders.size());
-      add_encoded(t, f.encode(t), plan);
+    if (chosen) chosen_records.push_back(&t);
+    else e.kept_because = why;
+    chosen_flags.push_back(chosen);
+    out.entries.push_back(std::move(e));
+  }
+  AMN_ASSIGN(auto ops, f.encode_chosen(model, chosen_records));
+  if (ops.size() != chosen_records.size()) return make_error(ErrorCode::internal, "forget: an op per chosen tensor");
+  size_t next = 0;
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const TensorRecord& t = model.tensors[i];
+    if (chosen_flags[i]) {
+      out.entries[i].encoder = static_cast<int32_t>(plan.encoders.size());
+      add_encoded(t, std::move(ops[next++]), plan);
     } else {
-      e.kept_because = why;
       AMN_TRY(plan_stored_tensor(model, t, std::nullopt, plan));
       plan.tensor_files.resize(plan.tensors.size(), t.file);
     }
-    out.entries.push_back(std::move(e));
   }
   plan.header = safetensors_header(plan.tensors, plan.metadata);
   return out;

@@ -5,6 +5,8 @@
 #include "schemes/forget_bnb.h"
 #include "schemes/forget_ct.h"
 #include "schemes/forget_fp8.h"
+#include "schemes/forget_mxfp4.h"
+#include "schemes/forget_nvfp4.h"
 
 namespace amn {
 namespace {
@@ -20,14 +22,19 @@ constexpr std::array kSchemes = {
     ForgetSchemeRow{"fp8-block"sv, "transformers FineGrainedFP8 (E4M3, 128x128 blocks)"sv, true},
     ForgetSchemeRow{"fp8-channel"sv, "compressed-tensors float-quantized, per channel (llm-compressor)"sv, true},
     ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor (llm-compressor)"sv, true},
-    ForgetSchemeRow{"mxfp4"sv, "OCP MX FP4 (gpt-oss _blocks/_scales)"sv, false},
-    ForgetSchemeRow{"nvfp4"sv, "compressed-tensors / ModelOpt NVFP4"sv, false},
+    ForgetSchemeRow{"mxfp4"sv, "transformers quantize_to_mxfp4 (OCP MX FP4, gpt-oss _blocks/_scales)"sv, true},
+    ForgetSchemeRow{"nvfp4"sv, "compressed-tensors nvfp4-pack-quantized (llm-compressor NVFP4A16)"sv, true},
     ForgetSchemeRow{"mlx"sv, "MLX mx.quantize"sv, false},
 };
 
 }  // namespace
 
 std::span<const ForgetSchemeRow> forget_scheme_rows() { return kSchemes; }
+
+Status no_bnb_settings(const ForgetSettings& s) {
+  if (!s.blocksize && !s.double_quant) return {};
+  return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
+}
 
 bool is_forgettable_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
@@ -41,6 +48,8 @@ Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
     if (s.scheme == "nf4" || s.scheme == "fp4" || s.scheme == "int8") return make_bnb_forgetter(s);
     if (s.scheme == "fp8-block") return make_fp8_forgetter(s);
     if (s.scheme == "fp8-channel" || s.scheme == "fp8-tensor") return make_ct_forgetter(s);
+    if (s.scheme == "nvfp4") return make_nvfp4_forgetter(s);
+    if (s.scheme == "mxfp4") return make_mxfp4_forgetter(s);
   }
   std::string names;
   for (const auto& row : kSchemes) names += (names.empty() ? "" : ", ") + std::string(row.name);

@@ -27,6 +27,9 @@ struct ForgetSettings {
   std::string scheme;          // a forget_scheme_rows() name
   uint64_t blocksize = 0;      // bitsandbytes 4-bit: 0 = the producer's default (64)
   bool double_quant = false;   // bitsandbytes 4-bit: quantize the absmax too
+  // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes
+  // it (--like); false: gpt-oss expert parameters are transformers' [E, in, out].
+  bool linear_orientation = false;
 };
 
 class Forgetter {
@@ -39,6 +42,17 @@ class Forgetter {
   // chosen by --only that the scheme cannot hold is kept with this as a warning.
   virtual std::string cannot_hold(const TensorRecord& t) const = 0;
   virtual std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const = 0;
+  // The ops of every chosen tensor of `model`, in the order given: one encode() each,
+  // unless the producer shares values between weights (NVFP4's one global scale for a
+  // fused q/k/v or gate/up set), which the scheme links here. Errors: the producer's
+  // refusal of the model as a whole.
+  virtual Result<std::vector<std::shared_ptr<const EncodeOp>>> encode_chosen(
+      const Model& model, std::span<const TensorRecord* const> chosen) const {
+    (void)model;
+    std::vector<std::shared_ptr<const EncodeOp>> ops;
+    for (const TensorRecord* t : chosen) ops.push_back(encode(*t));
+    return ops;
+  }
   // The producer's quantization_config object (JSON), as its config.json carries it.
   virtual std::string quantization_config_json() const = 0;
   // "nf4, blocksize 64, double quantization": the settings in words, for reports.
@@ -55,6 +69,10 @@ class Forgetter {
 // request spells it, e.g. "blocksize 48: a power of two from 32 to 4096"), unsupported
 // for a scheme not built yet.
 Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& settings);
+
+// Shared by the schemes other than bitsandbytes 4-bit: invalid_argument when `s` carries
+// a blocksize or double quantization.
+Status no_bnb_settings(const ForgetSettings& s);
 
 // Shared by the encoders: true for the float dtypes forget reads (F16, BF16, F32).
 bool is_forgettable_dtype(DType t);

@@ -237,9 +237,7 @@ class BnbForgetter final : public Forgetter {
   std::string default_keep_reason(const TensorRecord& t) const override { return linear_keep_reason(t); }
 
   std::string cannot_hold(const TensorRecord& t) const override {
-    if (!is_forgettable_dtype(t.dtype) || !t.block_type.empty()) {
-      return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
-    }
+    if (auto why = not_forgettable(t); !why.empty()) return why;
     if (t.elements == 0) return "it has no elements";
     if (scheme_ == "int8" && t.shape.size() != 2) return "LLM.int8() quantizes 2-D weights only";
     return {};

@@ -69,15 +69,7 @@ class CtFp8Op final : public EncodeOp {
   // fp8-tensor: one scale from the amax of the whole weight (computed once).
   float tensor_scale(std::span<const uint8_t> source, DType from) const {
     std::call_once(once_, [&] {
-      std::vector<float> chunk;
-      float amax = 0;
-      const uint64_t n = rows_ * cols_, step = uint64_t{1} << 16;
-      for (uint64_t e = 0; e < n; e += step) {
-        chunk.resize(std::min(step, n - e));
-        load_f32(source, from, e, chunk.size(), chunk.data());
-        const float a = lethe::absmax(chunk.data(), chunk.size());
-        amax = (a != a || amax != amax) ? a + amax : std::max(amax, a);  // NaN propagates
-      }
+      const float amax = source_absmax(source, from, rows_ * cols_);
       tensor_scale_ = lethe::ct_fp8_scale(amax, dtype_);
     });
     return tensor_scale_;
@@ -98,9 +90,7 @@ class CtFp8Forgetter final : public Forgetter {
   // targets ["Linear"], ignore ["lm_head"]: transformers' Linear rule.
   std::string default_keep_reason(const TensorRecord& t) const override { return linear_keep_reason(t); }
   std::string cannot_hold(const TensorRecord& t) const override {
-    if (!is_forgettable_dtype(t.dtype) || !t.block_type.empty()) {
-      return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
-    }
+    if (auto why = not_forgettable(t); !why.empty()) return why;
     if (t.shape.size() != 2 || t.elements == 0) return "compressed-tensors quantizes 2-D Linear weights only";
     return {};
   }
@@ -138,9 +128,7 @@ class CtFp8Forgetter final : public Forgetter {
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_ct_forgetter(const ForgetSettings& s) {
-  if (s.blocksize || s.double_quant) {
-    return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
-  }
+  AMN_TRY(no_bnb_settings(s));
   return std::unique_ptr<Forgetter>(std::make_unique<CtFp8Forgetter>(s.scheme == "fp8-channel"));
 }
 

@@ -65,9 +65,7 @@ class Fp8BlockForgetter final : public Forgetter {
  public:
   std::string default_keep_reason(const TensorRecord& t) const override { return linear_keep_reason(t); }
   std::string cannot_hold(const TensorRecord& t) const override {
-    if (!is_forgettable_dtype(t.dtype) || !t.block_type.empty()) {
-      return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
-    }
+    if (auto why = not_forgettable(t); !why.empty()) return why;
     if (t.shape.size() != 2 || t.elements == 0) return "fp8-block quantizes 2-D weights only";
     // Fp8Quantize.convert raises ValueError for a shape its block does not divide.
     if (t.shape[0] % kBlock.rows || t.shape[1] % kBlock.cols) {
@@ -89,9 +87,7 @@ class Fp8BlockForgetter final : public Forgetter {
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_fp8_forgetter(const ForgetSettings& s) {
-  if (s.blocksize || s.double_quant) {
-    return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
-  }
+  AMN_TRY(no_bnb_settings(s));
   return std::unique_ptr<Forgetter>(std::make_unique<Fp8BlockForgetter>());
 }
 

@@ -11,7 +11,10 @@
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/mxfp4_encode.h"
+#include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/quant/bnb.h"
+#include "kernels/quant/fp4.h"
 #include "kernels/quant/fp8.h"
 #include "schemes/bnb_state.h"
 #include "schemes/forget_util.h"
@@ -21,7 +24,7 @@ namespace {
 
 // One of REF's quantized weights.
 struct LikeWeight {
-  std::string scheme;               // a forget scheme name: nf4, fp4, int8, fp8-block
+  std::string scheme;               // a forget scheme name: nf4, fp4, int8, fp8-block, nvfp4
   std::vector<uint64_t> shape;      // logical
   ForgetSettings settings;
   // --reuse-scales: what REF stores, and the scales the weight is quantized with.
@@ -33,6 +36,8 @@ struct LikeWeight {
   uint64_t blocksize = 0;           // bnb4
   quant::Bnb4Type type = quant::Bnb4Type::nf4;
   lethe::Fp8Block block;
+  std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale; mxfp4: its E8M0 scales
+  float global_scale = 1.0f;         // nvfp4: REF's weight_global_scale
 };
 
 float f32_at(const std::vector<uint8_t>& b, size_t i) {
@@ -53,6 +58,7 @@ class ReuseOp final : public EncodeOp {
     if (part != 0) return std::max<uint64_t>(1, w_->specs[part].nbytes);
     if (w_->scheme == "int8" || w_->scheme == "fp8-channel" || w_->scheme == "fp8-tensor") return cols_;
     if (w_->scheme == "fp8-block") return w_->block.rows * cols_;
+    if (w_->scheme == "nvfp4" || w_->scheme == "mxfp4") return cols_ / 2;
     return w_->blocksize / 2;
   }
   LetheSums distance() const override { return sums_.total(); }
@@ -101,6 +107,26 @@ class ReuseOp final : public EncodeOp {
           sums.add(values[r * cols_ + c], y);
         }
       }
+    } else if (w.scheme == "nvfp4") {
+      const uint64_t r0 = begin / (cols_ / 2), r1 = end / (cols_ / 2);
+      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      const uint8_t* scale = w.scale_codes.data() + r0 * (cols_ / 16);
+      // An exact -0.0 takes code 8 (which decompresses to -0.0): what remember made of REF.
+      lethe::nvfp4_quantize_rows(values.data(), cols_, r0, r1, scale, w.global_scale, out, true);
+      quant::Nvfp4Params p{quant::Nvfp4Layout::compressed_tensors, rows_, cols_, w.global_scale};
+      quant::dequantize_nvfp4_rows(p, out, scale, r0, r1, DType::F32, reinterpret_cast<uint8_t*>(back.data()));
+      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+    } else if (w.scheme == "mxfp4") {
+      const uint64_t r0 = begin / (cols_ / 2), r1 = end / (cols_ / 2);
+      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * (cols_ / 32)),
+                                  w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * (cols_ / 32)));
+      lethe::mxfp4_quantize_rows(values.data(), r1 - r0, cols_, out, scales.data(), true);
+      quant::dequantize_mxfp4_rows({r1 - r0, cols_ / 32}, out, scales.data(), 0, r1 - r0, DType::F32,
+                                   reinterpret_cast<uint8_t*>(back.data()));
+      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     } else {  // fp8-block
       const uint64_t r0 = begin / cols_, r1 = end / cols_;
       const uint64_t tiles = (cols_ + w.block.cols - 1) / w.block.cols;
@@ -154,6 +180,25 @@ class LikeForgetter final : public Forgetter {
     const auto& w = weights_.at(t.name);
     if (reuse_) return std::make_shared<ReuseOp>(w);
     return own(*w)->encode(t);
+  }
+  // Without --reuse-scales, each of REF's schemes makes the ops of its weights together
+  // (NVFP4's fused sets share a global scale).
+  Result<std::vector<std::shared_ptr<const EncodeOp>>> encode_chosen(
+      const Model& model, std::span<const TensorRecord* const> chosen) const override {
+    std::vector<std::shared_ptr<const EncodeOp>> ops(chosen.size());
+    std::map<const Forgetter*, std::vector<size_t>> by_scheme;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      const auto& w = weights_.at(chosen[i]->name);
+      if (reuse_) ops[i] = std::make_shared<ReuseOp>(w);
+      else by_scheme[own(*w)].push_back(i);
+    }
+    for (const auto& [f, indices] : by_scheme) {
+      std::vector<const TensorRecord*> these;
+      for (size_t i : indices) these.push_back(chosen[i]);
+      AMN_ASSIGN(auto made, f->encode_chosen(model, these));
+      for (size_t k = 0; k < indices.size(); ++k) ops[indices[k]] = std::move(made[k]);
+    }
+    return ops;
   }
   std::string quantization_config_json() const override {
     if (!config_.empty()) return config_;
@@ -256,6 +301,10 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       const TensorRecord& sc = ref.tensors[part["scale"]];
       if (sc.elements == l.shape[0] && l.shape[0] > 1) w->scheme = "fp8-channel";
       else if (sc.elements == 1) w->scheme = "fp8-tensor";
+    } else if (l.scheme == "nvfp4" && part.count("weight_packed") && part.count("weight_global_scale")) {
+      w->scheme = "nvfp4";  // compressed-tensors (ModelOpt's `weight` / `weight_scale_2` is not written)
+    } else if (l.scheme == "mxfp4" && part.count("blocks") && part.count("scales")) {
+      w->scheme = "mxfp4";
     }
     if (w->scheme.empty()) {
       return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + " is " + l.scheme + " (" + l.variant +
@@ -266,7 +315,8 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
                                                          w->scheme + " (" + quote(l.name) + ")");
     }
     w->settings.scheme = w->scheme;
-    const TensorRecord& wr = ref.tensors[part["weight"]];
+    const TensorRecord& wr = ref.tensors[part[w->scheme == "nvfp4" ? "weight_packed" : w->scheme == "mxfp4" ? "blocks" : "weight"]];
+    w->settings.linear_orientation = true;  // the input is what remember wrote: [..., out, in]
     w->specs.push_back({wr.name, wr.dtype, wr.shape, wr.nbytes});
     w->bytes.emplace_back();
     std::map<std::string, std::vector<uint8_t>> bytes;  // by role, for the scales below
@@ -307,6 +357,11 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       w->scale_dtype = sc.dtype;
       w->scales.resize(sc.elements);
       load_f32(bytes["scale"], sc.dtype, 0, sc.elements, w->scales.data());
+    } else if (w->scheme == "mxfp4") {
+      w->scale_codes = bytes["scales"];
+    } else if (w->scheme == "nvfp4") {
+      w->scale_codes = bytes["weight_scale"];
+      std::memcpy(&w->global_scale, bytes["weight_global_scale"].data(), 4);  // F32 [1]: detection checked it
     } else {
       const TensorRecord& s = ref.tensors[part["scale_inv"]];
       // The block: REF's config names it (weight_block_size), else the grid divides evenly.

@@ -1,5 +1,11 @@
 #include "schemes/forget_util.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "kernels/lethe/torch_ops.h"
+#include "schemes/forget.h"
+
 namespace amn {
 
 std::string linear_keep_reason(const TensorRecord& t) {
@@ -14,6 +20,24 @@ std::string linear_keep_reason(const TensorRecord& t) {
     return "the output layer (transformers keeps lm_head)";
   }
   return {};
+}
+
+float source_absmax(std::span<const uint8_t> source, DType from, uint64_t elements) {
+  std::vector<float> chunk;
+  float amax = 0;
+  const uint64_t step = uint64_t{1} << 16;
+  for (uint64_t e = 0; e < elements; e += step) {
+    chunk.resize(std::min(step, elements - e));
+    load_f32(source, from, e, chunk.size(), chunk.data());
+    const float a = lethe::absmax(chunk.data(), chunk.size());
+    amax = (a != a || amax != amax) ? a + amax : std::max(amax, a);  // NaN propagates
+  }
+  return amax;
+}
+
+std::string not_forgettable(const TensorRecord& t) {
+  if (is_forgettable_dtype(t.dtype) && t.block_type.empty()) return {};
+  return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
 }
 
 std::string module_of(const std::string& name) {

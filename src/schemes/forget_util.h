@@ -23,6 +23,10 @@ inline void load_f32(std::span<const uint8_t> source, DType from, uint64_t first
   }
 }
 
+// amax |x| over the whole source tensor of `elements` values, read in chunks; NaN
+// propagates (torch.amax).
+float source_absmax(std::span<const uint8_t> source, DType from, uint64_t elements);
+
 // Lethe sums kept by piece start, combined in that order.
 class SumsByPiece {
  public:
@@ -47,6 +51,10 @@ class SumsByPiece {
 // and norms are not nn.Linear. From a file, a Linear weight is a 2-D "*.weight" that is
 // neither an embedding nor the head. Empty: quantize; else why the tensor is kept.
 std::string linear_keep_reason(const TensorRecord& t);
+
+// Empty when forget reads the tensor's values (F16, BF16 or F32 elements); else why not,
+// for Forgetter::cannot_hold.
+std::string not_forgettable(const TensorRecord& t);
 
 // The tensor's name without ".weight" (a module's name), or the name itself.
 std::string module_of(const std::string& name);

@@ -21,7 +21,7 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
     await page.setInputFiles('#file-input', [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(input) }]);
     assert.equal(await settled(page), 'model');
     const offered = await page.$$eval('#forget-scheme option', (os) => os.map((o) => o.value));
-    assert.ok(offered.includes('nf4') && offered.includes('int8') && offered.includes('fp8-block'), offered.join());
+    assert.ok(offered.includes('nf4') && offered.includes('int8') && offered.includes('fp8-block') && offered.includes('nvfp4'), offered.join());
     assert.ok(!offered.includes('mlx'), 'a scheme not built yet is not offered');
     await page.selectOption('#forget-scheme', 'nf4');
     assert.ok(await page.isVisible('#forget-blocksize'));

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, existsSync, mkdirSync, copyFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scratchDir } from '../support/helpers.js';
@@ -179,6 +179,40 @@ test('fp8-channel and fp8-tensor: llm-compressor\'s model_free_ptq bytes (scales
   }
 });
 
+test('nvfp4: llm-compressor\'s model_free_ptq bytes, one global scale for the fused q/k/v', () => {
+  const r = forgetMatches('lethe/nvfp4/input.safetensors', 'lethe/nvfp4/nvfp4.safetensors', ['--scheme', 'nvfp4'], ['model.']);
+  assert.match(r.text, /forgot 6 of 6 tensors as nvfp4/);
+  const got = tensorsOf(r.out);
+  const attn = 'model.layers.0.self_attn.';
+  const g = (p) => got[`${attn}${p}.weight_global_scale`].bytes;
+  assert.ok(g('q_proj').equals(g('k_proj')) && g('q_proj').equals(g('v_proj')), 'one global scale for q/k/v');
+  assert.ok(!g('q_proj').equals(g('o_proj')));
+  // amn reads what it wrote as NVFP4, and the folder's config.json is model_free_ptq's.
+  const back = run('native', ['inspect', '--json', r.out]);
+  assert.equal(back.code, 0, back.err);
+  assert.ok(JSON.parse(back.out).logical.every((l) => l.scheme === 'nvfp4'));
+  const dir = scratchDir('amn-forget-nvfp4-');
+  const model = join(dir, 'm');
+  mkdirSync(model);
+  copyFileSync(fx('lethe/nvfp4/input.safetensors'), join(model, 'model.safetensors'));
+  writeFileSync(join(model, 'config.json'), '{"model_type": "llama"}');
+  const f = run('native', ['forget', model, '--scheme', 'nvfp4', '-o', join(dir, 'out'), '-q']);
+  assert.equal(f.code, 0, f.err);
+  const q = JSON.parse(readFileSync(join(dir, 'out', 'config.json'), 'utf8')).quantization_config;
+  assert.equal(q.format, 'nvfp4-pack-quantized');
+  assert.equal(q.config_groups.NVFP4A16.weights.strategy, 'tensor_group');
+  assert.equal(q.config_groups.NVFP4A16.weights.scale_dtype, 'torch.float8_e4m3fn');
+});
+
+test('mxfp4: transformers\' quantize_to_mxfp4 bytes; by default only the gpt-oss experts ([E, in, out], transposed)', () => {
+  const r = forgetMatches('lethe/mxfp4/input.safetensors', 'lethe/mxfp4/mxfp4.safetensors', ['--scheme', 'mxfp4'],
+    ['model.layers.1.']);
+  assert.match(r.text, /forgot 1 of 4 tensors as mxfp4/);
+  assert.match(r.text, /kept 3 as stored \(transformers' Mxfp4 quantizes only the gpt-oss MoE experts/);
+  // --only chooses 2-D weights too, in the nn.Linear orientation [out, in]: every tensor.
+  forgetMatches('lethe/mxfp4/input.safetensors', 'lethe/mxfp4/mxfp4.safetensors', ['--scheme', 'mxfp4', '--only', '*'], ['model.']);
+});
+
 // A quantized fixture as a folder (the model and its config.json, as a user has it).
 function referenceFolder(dir, family, variant) {
   const ref = join(dir, `${family}-${variant}`);
@@ -193,10 +227,11 @@ function referenceFolder(dir, family, variant) {
 test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
   const dir = scratchDir('amn-forget-like-');
   // [family, variant, what remember writes]: BF16 suffices for 4-bit (an exact -0.0 keeps
-  // FP4's code 8); F32 for the others.
+  // FP4's code 8; NVFP4's decompress is BF16); F32 for the others.
   for (const [family, variant, to] of [
     ['bnb', 'nf4', 'bf16'], ['bnb', 'fp4', 'bf16'], ['bnb', 'mixed4', 'f32'], ['bnb', 'int8', 'f32'],
-    ['fp8', 'block_e4m3', 'f32'], ['fp8', 'channel_e4m3_ct', 'f32'],
+    ['fp8', 'block_e4m3', 'f32'], ['fp8', 'channel_e4m3_ct', 'f32'], ['nvfp4', 'compressed_tensors', 'bf16'],
+    ['mxfp4', 'gpt_oss', 'bf16'],
   ]) {
     const ref = referenceFolder(dir, family, variant);
     const back = join(dir, `${variant}-back.safetensors`);

@@ -40,11 +40,13 @@ test('forget int8 in memory: bitsandbytes\' bytes, the Lethe report, progress', 
   assert.equal(seen.at(-1).total, r.output.byteLength);
 });
 
-test('forget nf4 with double quantization to a path; fp8-block too', async (t) => {
+test('forget nf4 with double quantization to a path; fp8-block, nvfp4 (fused global scale) and mxfp4 too', async (t) => {
   const dir = await tempDir(t);
   for (const [input, expected, options] of [
     ['lethe/bnb/nf4_dq.input.safetensors', 'lethe/bnb/nf4_dq.safetensors', { scheme: 'nf4', doubleQuant: true }],
     ['lethe/fp8/block.input.safetensors', 'lethe/fp8/block.safetensors', { scheme: 'fp8-block' }],
+    ['lethe/nvfp4/input.safetensors', 'lethe/nvfp4/nvfp4.safetensors', { scheme: 'nvfp4' }],
+    ['lethe/mxfp4/input.safetensors', 'lethe/mxfp4/mxfp4.safetensors', { scheme: 'mxfp4', only: '*' }],
   ]) {
     const model = await amn.open(fx(input));
     const path = join(dir, `${options.scheme}.safetensors`);
@@ -79,5 +81,5 @@ test('bad options are refused before any work; an abort stops it', async (t) => 
   controller.abort();
   await assert.rejects(model.forget({ scheme: 'nf4', signal: controller.signal }), (e) => e.name === 'AbortError' && e.cause?.code === 'cancelled');
   const schemes = await amn.forgetSchemes();
-  assert.deepEqual(schemes.filter((s) => s.available).map((s) => s.name), ['nf4', 'fp4', 'int8', 'fp8-block', 'fp8-channel', 'fp8-tensor']);
+  assert.deepEqual(schemes.filter((s) => s.available).map((s) => s.name), ['nf4', 'fp4', 'int8', 'fp8-block', 'fp8-channel', 'fp8-tensor', 'mxfp4', 'nvfp4']);
 });

@@ -57,15 +57,17 @@ uint8_t nvfp4_code(float v) {
 }
 
 void nvfp4_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, const uint8_t* scale_e4m3,
-                         float global_scale, uint8_t* packed) {
+                         float global_scale, uint8_t* packed, bool signed_zero) {
   const uint64_t groups = cols / 16;
   for (uint64_t r = 0; r < r1 - r0; ++r)
     for (uint64_t g = 0; g < groups; ++g) {
       const float se = quant::fp8_to_f32(DType::F8_E4M3, scale_e4m3[r * groups + g]) / global_scale;  // scale / global_scale
       const float* x = values + r * cols + g * 16;
       uint8_t* out = packed + r * (cols / 2) + g * 8;
-      for (int j = 0; j < 8; ++j)
-        out[j] = static_cast<uint8_t>(nvfp4_code(x[2 * j] / se) | (nvfp4_code(x[2 * j + 1] / se) << 4));
+      auto code = [&](float v) {
+        return signed_zero && v == 0.0f && std::signbit(v) ? uint8_t{8} : nvfp4_code(v / se);
+      };
+      for (int j = 0; j < 8; ++j) out[j] = static_cast<uint8_t>(code(x[2 * j]) | (code(x[2 * j + 1]) << 4));
     }
 }
 

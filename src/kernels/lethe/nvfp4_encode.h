@@ -43,7 +43,11 @@ uint8_t nvfp4_code(float v);
 // block scales (`scale_e4m3` at row r0) and the global scale: per block
 // se = f32(e4m3(scale) / global), per element code(f32(x / se)). Used as is with a
 // reference's weight_scale and weight_global_scale for --reuse-scales.
+// signed_zero: cast_to_fp4 gives a -0.0 quotient code 0 (+0.0), while code 8 decompresses
+// to -0.0; with true, an input of exactly -0.0 takes code 8, so that quantizing amn's
+// dequantized output again reproduces the reference's codes (forget(remember(REF)) == REF).
+// false: the producer's own rule.
 void nvfp4_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, const uint8_t* scale_e4m3,
-                         float global_scale, uint8_t* packed);
+                         float global_scale, uint8_t* packed, bool signed_zero = false);
 
 }  // namespace amn::lethe
