@@ -98,8 +98,10 @@ class CtFp8Forgetter final : public Forgetter {
     return std::make_shared<CtFp8Op>(t, per_row_);
   }
   // model_free_ptq's quantization_config (fixtures/lethe/fp8_ct/README.md), weight-only
-  // for fp8-tensor (its preset's static input scales need calibration data). No
-  // "version": it is the installed compressed-tensors' own.
+  // for fp8-tensor (its preset's static input scales need calibration data). The group
+  // is named as validate_config names it: the preset's name for a preset (FP8_DYNAMIC),
+  // "config_group_0" for a scheme given as an object (weight-only per-tensor FP8 has no
+  // preset). No "version": it is the installed compressed-tensors' own.
   std::string quantization_config_json() const override {
     const std::string weights = std::string("{\"actorder\":null,\"block_structure\":null,\"dynamic\":false,\"group_size\":null,"
                                             "\"num_bits\":8,\"observer\":\"memoryless_minmax\",\"observer_kwargs\":{},"
@@ -111,7 +113,8 @@ class CtFp8Forgetter final : public Forgetter {
                                      "\"num_bits\":8,\"observer\":null,\"observer_kwargs\":{},\"scale_dtype\":null,"
                                      "\"strategy\":\"token\",\"symmetric\":true,\"type\":\"float\",\"zp_dtype\":null}"
                                    : "null";
-    return "{\"config_groups\":{\"group_0\":{\"format\":\"float-quantized\",\"input_activations\":" + inputs +
+    const std::string group = per_row_ ? "FP8_DYNAMIC" : "config_group_0";
+    return "{\"config_groups\":{\"" + group + "\":{\"format\":\"float-quantized\",\"input_activations\":" + inputs +
            ",\"output_activations\":null,\"targets\":[\"Linear\"],\"weights\":" + weights +
            "}},\"format\":\"float-quantized\",\"global_compression_ratio\":null,\"ignore\":[\"lm_head\"],"
            "\"kv_cache_scheme\":null,\"quant_method\":\"compressed-tensors\",\"quantization_status\":\"compressed\","

@@ -177,6 +177,20 @@ test('fp8-channel and fp8-tensor: llm-compressor\'s model_free_ptq bytes (scales
   for (const s of ['channel', 'tensor']) {
     forgetMatches('lethe/fp8_ct/input.safetensors', `lethe/fp8_ct/${s}.safetensors`, ['--scheme', `fp8-${s}`], ['model.']);
   }
+  // config.json's group is named as model_free_ptq's validate_config names it: the preset
+  // (FP8_DYNAMIC), or config_group_0 for a scheme that is no preset (weight-only per tensor).
+  const dir = scratchDir('amn-forget-fp8ct-');
+  const model = join(dir, 'm');
+  mkdirSync(model);
+  copyFileSync(fx('lethe/fp8_ct/input.safetensors'), join(model, 'model.safetensors'));
+  writeFileSync(join(model, 'config.json'), '{"model_type": "llama"}');
+  for (const [s, group, strategy] of [['channel', 'FP8_DYNAMIC', 'channel'], ['tensor', 'config_group_0', 'tensor']]) {
+    const f = run('native', ['forget', model, '--scheme', `fp8-${s}`, '-o', join(dir, s), '-q']);
+    assert.equal(f.code, 0, f.err);
+    const q = JSON.parse(readFileSync(join(dir, s, 'config.json'), 'utf8')).quantization_config;
+    assert.deepEqual(Object.keys(q.config_groups), [group]);
+    assert.equal(q.config_groups[group].weights.strategy, strategy);
+  }
 });
 
 test('nvfp4: llm-compressor\'s model_free_ptq bytes, one global scale for the fused q/k/v', () => {
