@@ -2,7 +2,7 @@
 // with ggml's ggml_quantize_chunk (start 0) at the commit named in blocks.h: same bytes on
 // every target (x86-64, aarch64, WASM), because each keeps ggml's operation order and the
 // core is built with -ffp-contract=off. Which ggml function each one reproduces and the
-// tricky parts: docs/formats/ggml-quantizers.md.
+// tricky parts: docs/formats/ggml-quantizers-iq.md.
 //
 // Every function quantizes `nrows` rows of `n_per_row` floats from `src` into `dst` (rows
 // of whole blocks, back to back) and returns the bytes written. `imatrix` is the
