@@ -76,10 +76,36 @@ bool snap_groups(const IqTable& t, const float* xb, const float* weight, float s
   return all_on_grid;
 }
 
-float sigma2_of(const float* xbl) {
-  float sumx2 = 0;
-  for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
-  return 2 * sumx2 / QK_K;
+// The levels of the best split (sorted positions below i1 -> 0, below i2 -> 1, the rest
+// -> 2), mirrored when the scale came out negative; groups off the grid moved to their
+// best neighbour, then the scale refit if any moved. xx_of(mirrored, k): the values
+// group k uses. Returns whether the split was mirrored (the caller flips its shift).
+template <int n, class XxOf>
+bool encode_split(const IqTable& t, const float* xb, const float* weight, const int* idx, int i1, int i2,
+                  float& scale, int8_t* L, uint16_t* index, XxOf xx_of) {
+  for (int j = 0; j < i1; ++j) L[idx[j]] = 0;
+  for (int j = i1; j < i2; ++j) L[idx[j]] = 1;
+  for (int j = i2; j < n; ++j) L[idx[j]] = 2;
+  const bool mirrored = scale < 0;
+  if (mirrored) {
+    for (int j = 0; j < n; ++j) L[j] = int8_t(2 - L[j]);
+    scale = -scale;
+  }
+  auto xx = [&](int k) { return xx_of(mirrored, k); };
+  if (!snap_groups<n / 8>(t, xb, weight, scale, L, index, xx)) {
+    float sumqx = 0, sumq2 = 0;
+    for (int k = 0; k < n / 8; ++k) {
+      const float* xk = xx(k);
+      for (int j = 0; j < 8; ++j) {
+        const float w = weight[8 * k + j];
+        const float q = xk[(t.at(index[k], j) - 1) / 2];
+        sumqx += w * q * xb[8 * k + j];
+        sumq2 += w * q * q;
+      }
+    }
+    if (sumqx > 0 && sumq2 > 0) scale = sumqx / sumq2;
+  }
+  return mirrored;
 }
 
 block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) {
@@ -93,13 +119,11 @@ block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) 
   int8_t L[block_size];
   uint16_t index[block_size / 8];
   float max_scale = 0;
-  const float sigma2 = sigma2_of(xbl);
+  const float sigma2 = 2 * quant::sum_squares(xbl) / QK_K;
   for (int ib = 0; ib < QK_K / block_size; ++ib) {
     const float* xb = xbl + block_size * ib;
-    const float* qw = qwbl + block_size * ib;
-    for (int i = 0; i < block_size; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
-    float max = std::fabs(xb[0]);
-    for (int i = 1; i < block_size; ++i) max = max > std::fabs(xb[i]) ? max : std::fabs(xb[i]);
+    quant::importance_weights(block_size, xb, qwbl + block_size * ib, sigma2, weight);
+    const float max = quant::abs_max(xb, block_size);
     if (max < quant::kGroupMaxEpsIq1s) {
       scales[ib] = 0;
       shifts[ib] = 1;
@@ -139,28 +163,10 @@ block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) 
       shifts[ib] = 1;
       continue;
     }
-    for (int j = 0; j < besti1; ++j) L[idx[j]] = 0;
-    for (int j = besti1; j < besti2; ++j) L[idx[j]] = 1;
-    for (int j = besti2; j < block_size; ++j) L[idx[j]] = 2;
-    if (scale < 0) {
-      for (int j = 0; j < block_size; ++j) L[j] = int8_t(2 - L[j]);
-      scale = -scale;
+    if (encode_split<block_size>(t, xb, weight, idx, besti1, besti2, scale, L, index, [&](bool mirrored, int) {
+          return (mirrored ? -best_shift : best_shift) == 1 ? x_p : x_m;
+        })) {
       best_shift = -best_shift;
-    }
-    const float* xx = best_shift == 1 ? x_p : x_m;
-    const bool all_on_grid =
-        snap_groups<block_size / 8>(t, xb, weight, scale, L, index, [&](int) { return xx; });
-    if (!all_on_grid) {
-      float sumqx = 0, sumq2 = 0;
-      for (int k = 0; k < block_size / 8; ++k) {
-        for (int j = 0; j < 8; ++j) {
-          const float w = weight[8 * k + j];
-          const float q = xx[(t.at(index[k], j) - 1) / 2];
-          sumqx += w * q * xb[8 * k + j];
-          sumq2 += w * q * q;
-        }
-      }
-      if (sumqx > 0 && sumq2 > 0) scale = sumqx / sumq2;
     }
     uint16_t h = 0;
     for (int k = 0; k < block_size / 8; ++k) {
@@ -198,21 +204,15 @@ block_iq1_m encode_iq1_m(const IqTable& t, const float* xbl, const float* qwbl) 
   int8_t L[block_size];
   uint16_t index[block_size / 8];
   float max_scale = 0;
-  const float sigma2 = sigma2_of(xbl);
+  const float sigma2 = 2 * quant::sum_squares(xbl) / QK_K;
   auto weights_of = [&](int ib) {
-    const float* xb = xbl + block_size * ib;
-    if (qwbl) {
-      const float* qw = qwbl + block_size * ib;
-      for (int i = 0; i < block_size; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
-    } else {
-      for (int i = 0; i < block_size; ++i) weight[i] = xb[i] * xb[i];
-    }
+    quant::importance_weights(block_size, xbl + block_size * ib, qwbl ? qwbl + block_size * ib : nullptr, sigma2,
+                              weight);
   };
   for (int ib = 0; ib < QK_K / block_size; ++ib) {
     const float* xb = xbl + block_size * ib;
     weights_of(ib);
-    float max = std::fabs(xb[0]);
-    for (int i = 1; i < block_size; ++i) max = max > std::fabs(xb[i]) ? max : std::fabs(xb[i]);
+    const float max = quant::abs_max(xb, block_size);
     if (max < quant::kGroupMaxEpsIq1m) {
       scales[ib] = 0;
       shifts[ib] = 0;
@@ -251,28 +251,10 @@ block_iq1_m encode_iq1_m(const IqTable& t, const float* xbl, const float* qwbl) 
       shifts[ib] = 0;
       continue;
     }
-    for (int j = 0; j < besti1; ++j) L[idx[j]] = 0;
-    for (int j = besti1; j < besti2; ++j) L[idx[j]] = 1;
-    for (int j = besti2; j < block_size; ++j) L[idx[j]] = 2;
-    if (scale < 0) {
-      for (int j = 0; j < block_size; ++j) L[j] = int8_t(2 - L[j]);
-      scale = -scale;
+    if (encode_split<block_size>(t, xb, weight, idx, besti1, besti2, scale, L, index, [&](bool mirrored, int k) {
+          return xx_for(mirrored ? 3 - best_k : best_k, k);
+        })) {
       best_k = 3 - best_k;
-    }
-    const bool all_on_grid =
-        snap_groups<block_size / 8>(t, xb, weight, scale, L, index, [&](int k) { return xx_for(best_k, k); });
-    if (!all_on_grid) {
-      float sumqx_f = 0, sumq2_f = 0;
-      for (int k = 0; k < block_size / 8; ++k) {
-        const float* xx = xx_for(best_k, k);
-        for (int j = 0; j < 8; ++j) {
-          const float w = weight[8 * k + j];
-          const float q = xx[(t.at(index[k], j) - 1) / 2];
-          sumqx_f += w * q * xb[8 * k + j];
-          sumq2_f += w * q * q;
-        }
-      }
-      if (sumqx_f > 0 && sumq2_f > 0) scale = sumqx_f / sumq2_f;
     }
     y.qs[2 * ib + 0] = uint8_t(index[0] & 255);
     y.qs[2 * ib + 1] = uint8_t(index[1] & 255);
@@ -315,30 +297,18 @@ block_iq1_m encode_iq1_m(const IqTable& t, const float* xbl, const float* qwbl) 
   return y;
 }
 
-template <class Block, class Encode>
-size_t quantize_rows(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix, Encode encode) {
-  const int64_t nblock = n_per_row / QK_K;
-  size_t out_i = 0;
-  for (int64_t row = 0; row < nrows; ++row, src += n_per_row) {
-    for (int64_t ibl = 0; ibl < nblock; ++ibl) {
-      quant::store_block(dst, out_i++, encode(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : nullptr));
-    }
-  }
-  return out_i * sizeof(Block);
-}
-
 }  // namespace
 
 size_t quantize_iq1_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   if (!imatrix) return 0;
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq1s);
-  return quantize_rows<block_iq1_s>(src, dst, nrows, n_per_row, imatrix,
+  return quant::quantize_super_blocks<block_iq1_s>(src, dst, nrows, n_per_row, imatrix,
                                     [&](const float* x, const float* qw) { return encode_iq1_s(t, x, qw); });
 }
 
 size_t quantize_iq1_m(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq1s);
-  return quantize_rows<block_iq1_m>(src, dst, nrows, n_per_row, imatrix,
+  return quant::quantize_super_blocks<block_iq1_m>(src, dst, nrows, n_per_row, imatrix,
                                     [&](const float* x, const float* qw) { return encode_iq1_m(t, x, qw); });
 }
 

@@ -158,12 +158,6 @@ float search_16(const IqTable& t, const float* xval, const float* weight, const 
   return scale;
 }
 
-float sum_squares(const float* x) {
-  float sumx2 = 0;
-  for (int i = 0; i < QK_K; ++i) sumx2 += x[i] * x[i];
-  return sumx2;
-}
-
 // The 4-bit sub-block scale: nearest_int((scale / d - 1) / 2) in [0, 15].
 int scale_code(float id, float scale) { return quant::clamp_int(nearest_int(0.5f * (id * scale - 1)), 0, 15); }
 
@@ -176,7 +170,7 @@ block_iq2_xxs encode_iq2_xxs(const IqTable& t, const float* xbl, const float* qw
   int8_t L[32], Laux[32];
   uint8_t block_signs[4];
   float max_scale = 0;
-  const float sigma2 = sum_squares(xbl) / QK_K;
+  const float sigma2 = quant::sum_squares(xbl) / QK_K;
   for (int ib = 0; ib < QK_K / 32; ++ib) {
     const float* xb = xbl + 32 * ib;
     const float* qw = qwbl + 32 * ib;
@@ -247,7 +241,7 @@ Block encode_iq2_16(const IqTable& t, const float* xbl, const float* qwbl) {
   int8_t L[16];
   uint8_t block_signs[2];
   float max_scale = 0;
-  const float sumx2 = sum_squares(xbl);
+  const float sumx2 = quant::sum_squares(xbl);
   const float sigma2 = is_s ? 2 * sumx2 / QK_K : sumx2 / QK_K;
   for (int ib = 0; ib < QK_K / 16; ++ib) {
     const float* xb = xbl + 16 * ib;
@@ -314,39 +308,26 @@ Block encode_iq2_16(const IqTable& t, const float* xbl, const float* qwbl) {
   return y;
 }
 
-template <class Block, class Encode>
-size_t quantize_rows(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix, Encode encode) {
-  const int64_t nblock = n_per_row / QK_K;
-  size_t out_i = 0;
-  for (int64_t row = 0; row < nrows; ++row, src += n_per_row) {
-    for (int64_t ibl = 0; ibl < nblock; ++ibl) {
-      const Block b = encode(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : nullptr);
-      quant::store_block(dst, out_i++, b);
-    }
-  }
-  return out_i * sizeof(Block);
-}
-
 }  // namespace
 
 size_t quantize_iq2_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   if (!imatrix) return 0;
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq2xxs);
-  return quantize_rows<block_iq2_xxs>(src, dst, nrows, n_per_row, imatrix,
+  return quant::quantize_super_blocks<block_iq2_xxs>(src, dst, nrows, n_per_row, imatrix,
                                       [&](const float* x, const float* qw) { return encode_iq2_xxs(t, x, qw); });
 }
 
 size_t quantize_iq2_xs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   if (!imatrix) return 0;
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq2xs);
-  return quantize_rows<block_iq2_xs>(src, dst, nrows, n_per_row, imatrix, [&](const float* x, const float* qw) {
+  return quant::quantize_super_blocks<block_iq2_xs>(src, dst, nrows, n_per_row, imatrix, [&](const float* x, const float* qw) {
     return encode_iq2_16<block_iq2_xs, false>(t, x, qw);
   });
 }
 
 size_t quantize_iq2_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq2s);
-  return quantize_rows<block_iq2_s>(src, dst, nrows, n_per_row, imatrix, [&](const float* x, const float* qw) {
+  return quant::quantize_super_blocks<block_iq2_s>(src, dst, nrows, n_per_row, imatrix, [&](const float* x, const float* qw) {
     return encode_iq2_16<block_iq2_s, true>(t, x, qw);
   });
 }

@@ -64,11 +64,7 @@ Block32 search_32(const IqTable& t, const float* xb, const float* qw, float sigm
   float weight[32], xval[32], waux[32];
   int8_t Laux[32];
   bool is_on_grid[8], is_on_grid_aux[8];
-  if (qw) {
-    for (int i = 0; i < 32; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
-  } else {
-    for (int i = 0; i < 32; ++i) weight[i] = xb[i] * xb[i];
-  }
+  quant::importance_weights(32, xb, qw, sigma2, weight);
   for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
   for (int k = 0; k < 4; ++k) {
     if (is_s) {
@@ -128,12 +124,6 @@ Block32 search_32(const IqTable& t, const float* xb, const float* qw, float sigm
   return r;
 }
 
-float sigma2_of(const float* xbl) {
-  float sumx2 = 0;
-  for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
-  return 2 * sumx2 / QK_K;
-}
-
 int scale_code(float id, float scale) { return quant::clamp_int(nearest_int(0.5f * (id * scale - 1)), 0, 15); }
 
 block_iq3_xxs encode_iq3_xxs(const IqTable& t, const float* xbl, const float* qwbl) {
@@ -143,7 +133,7 @@ block_iq3_xxs encode_iq3_xxs(const IqTable& t, const float* xbl, const float* qw
   uint32_t scales_and_signs[QK_K / 32] = {};  // at q3 + QK_K / 4
   float scales[QK_K / 32];
   float max_scale = 0;
-  const float sigma2 = sigma2_of(xbl);
+  const float sigma2 = 2 * quant::sum_squares(xbl) / QK_K;
   for (int ib = 0; ib < QK_K / 32; ++ib) {
     const Block32 r = search_32<false>(t, xbl + 32 * ib, qwbl ? qwbl + 32 * ib : nullptr, sigma2);
     if (r.skipped) {
@@ -171,7 +161,7 @@ block_iq3_s encode_iq3_s(const IqTable& t, const float* xbl, const float* qwbl) 
   y.d = quant::f32_to_fp16(0.f);
   float scales[QK_K / 32];
   float max_scale = 0;
-  const float sigma2 = sigma2_of(xbl);
+  const float sigma2 = 2 * quant::sum_squares(xbl) / QK_K;
   // ggml advances its qs and signs pointers only past blocks it encodes: a zero block of
   // 32 shifts the later blocks' indices and signs down (kept: the bytes are the format).
   int qs_at = 0, signs_at = 0;
@@ -202,29 +192,17 @@ block_iq3_s encode_iq3_s(const IqTable& t, const float* xbl, const float* qwbl) 
   return y;
 }
 
-template <class Block, class Encode>
-size_t quantize_rows(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix, Encode encode) {
-  const int64_t nblock = n_per_row / QK_K;
-  size_t out_i = 0;
-  for (int64_t row = 0; row < nrows; ++row, src += n_per_row) {
-    for (int64_t ibl = 0; ibl < nblock; ++ibl) {
-      quant::store_block(dst, out_i++, encode(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : nullptr));
-    }
-  }
-  return out_i * sizeof(Block);
-}
-
 }  // namespace
 
 size_t quantize_iq3_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq3xxs);
-  return quantize_rows<block_iq3_xxs>(src, dst, nrows, n_per_row, imatrix,
+  return quant::quantize_super_blocks<block_iq3_xxs>(src, dst, nrows, n_per_row, imatrix,
                                       [&](const float* x, const float* qw) { return encode_iq3_xxs(t, x, qw); });
 }
 
 size_t quantize_iq3_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   const IqTable& t = quant::iq_table(quant::IqGrid::Iq3s);
-  return quantize_rows<block_iq3_s>(src, dst, nrows, n_per_row, imatrix,
+  return quant::quantize_super_blocks<block_iq3_s>(src, dst, nrows, n_per_row, imatrix,
                                     [&](const float* x, const float* qw) { return encode_iq3_s(t, x, qw); });
 }
 

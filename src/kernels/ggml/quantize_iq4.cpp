@@ -42,12 +42,7 @@ void quantize_iq4_super_block(int super_block_size, const float* x, const float*
   for (int ib = 0; ib < super_block_size / block_size; ++ib) {
     const float* xb = x + ib * block_size;
     uint8_t* Lb = L + ib * block_size;
-    if (quant_weights) {
-      const float* qw = quant_weights + ib * block_size;
-      for (int j = 0; j < block_size; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
-    } else {
-      for (int j = 0; j < block_size; ++j) weight[j] = xb[j] * xb[j];
-    }
+    quant::importance_weights(block_size, xb, quant_weights ? quant_weights + ib * block_size : nullptr, sigma2, weight);
     float amax = 0, max = 0;
     for (int j = 0; j < block_size; ++j) {
       const float ax = std::fabs(xb[j]);

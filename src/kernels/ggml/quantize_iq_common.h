@@ -102,4 +102,44 @@ void store_block(void* dst, size_t i, const Block& b) {
   std::memcpy(static_cast<uint8_t*>(dst) + i * sizeof(Block), &b, sizeof b);
 }
 
+// The row loop of ggml's quantize_<type> for the super-block types: `encode(x, qw)`
+// turns 256 floats (and their 256 importance weights, or nullptr) into a Block. Returns
+// the bytes written.
+template <class Block, class Encode>
+size_t quantize_super_blocks(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix,
+                             Encode encode) {
+  const int64_t nblock = n_per_row / QK_K;
+  size_t out_i = 0;
+  for (int64_t row = 0; row < nrows; ++row, src += n_per_row) {
+    for (int64_t ibl = 0; ibl < nblock; ++ibl) {
+      store_block(dst, out_i++, encode(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : nullptr));
+    }
+  }
+  return out_i * sizeof(Block);
+}
+
+// Sum of squares of a super-block, in element order.
+inline float sum_squares(const float* x) {
+  float sumx2 = 0;
+  for (int i = 0; i < QK_K; ++i) sumx2 += x[i] * x[i];
+  return sumx2;
+}
+
+// The per-element weights of the IQ searches: qw * sqrt(sigma2 + x^2) with an imatrix,
+// x^2 without.
+inline void importance_weights(int n, const float* x, const float* qw, float sigma2, float* weight) {
+  if (qw) {
+    for (int i = 0; i < n; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + x[i] * x[i]);
+  } else {
+    for (int i = 0; i < n; ++i) weight[i] = x[i] * x[i];
+  }
+}
+
+// MAX(max, fabsf(x[i])) over n, from fabsf(x[0]) (ggml's IQ1 group maximum).
+inline float abs_max(const float* x, int n) {
+  float max = std::fabs(x[0]);
+  for (int i = 1; i < n; ++i) max = max > std::fabs(x[i]) ? max : std::fabs(x[i]);
+  return max;
+}
+
 }  // namespace amn::ggml::quant
