@@ -78,7 +78,7 @@ std::string first_difference(amn::GgmlType type, const std::vector<uint8_t>& got
 
 }  // namespace
 
-TEST_CASE("ggml encoders write ggml_quantize_chunk's bytes") {
+TEST_CASE("ggml encoders write ggml_quantize_chunk's bytes", "[ggml-quantize]") {
   const auto input = read_floats("ggml_quant/input.f32");
   const auto imatrix = read_floats("ggml_quant/imatrix.f32");
   REQUIRE(input.size() == size_t(kRows * kCols));
@@ -101,7 +101,7 @@ TEST_CASE("ggml encoders write ggml_quantize_chunk's bytes") {
   }
 }
 
-TEST_CASE("ggml encoders: the bytes decode close to the input") {
+TEST_CASE("ggml encoders: the bytes decode close to the input", "[ggml-quantize]") {
   // A coarse check of the encoders' meaning, beside the exact bytes: the relative RMS
   // error of each type's round trip over the Gaussian rows, with the imatrix, stays
   // within about 1.2x what ggml's bytes give (a zero block gives 1, a flipped sign 2).
@@ -127,7 +127,7 @@ TEST_CASE("ggml encoders: the bytes decode close to the input") {
   }
 }
 
-TEST_CASE("ggml encoders: IQ2_XXS, IQ2_XS and IQ1_S refuse to run without an imatrix") {
+TEST_CASE("ggml encoders: IQ2_XXS, IQ2_XS and IQ1_S refuse to run without an imatrix", "[ggml-quantize]") {
   const auto input = read_floats("ggml_quant/input.f32");
   std::vector<uint8_t> q(4096, 0x5A);
   for (const Encoder& e : kEncoders) {
@@ -138,7 +138,7 @@ TEST_CASE("ggml encoders: IQ2_XXS, IQ2_XS and IQ1_S refuse to run without an ima
   }
 }
 
-TEST_CASE("ggml encoders: NaN, infinite and huge rows give whole blocks, no crash") {
+TEST_CASE("ggml encoders: NaN, infinite and huge rows give whole blocks, no crash", "[ggml-quantize]") {
   std::vector<float> x(kCols);
   for (int i = 0; i < kCols; ++i) x[i] = float(i % 7) - 3.0f;
   x[3] = std::numeric_limits<float>::quiet_NaN();
