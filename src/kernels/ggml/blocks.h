@@ -20,6 +20,7 @@
 // What differs under -march=native is the quantizers' output, which we never compute.
 #pragma once
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -90,5 +91,29 @@ Block load_block(const uint8_t* in, size_t i) {
 
 // ggml's GGML_FP16_TO_FP32 (equal to the project's scalar F16 -> F32 on every input).
 inline float fp16_to_f32(ggml_half h) { return scalar::f16_to_f32(h); }
+
+// ggml_e8m0_to_fp32_half (MXFP4's scale): 2^(e - 128), subnormal for e < 2 (E8M0 NaN 0xFF
+// not special).
+inline float e8m0_to_f32_half(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// ggml_ue4m3_to_fp32 (NVFP4's scales): unsigned E4M3 (bias 7, bit 7 ignored), halved to
+// match the doubled kvalues_fp4; 0 and 0x7F read as 0. ldexp of these values is exact.
+inline float ue4m3_to_f32_half(uint8_t x) {
+  if (x == 0 || x == 0x7F) return 0.0f;
+  const int exp = (x >> 3) & 0xF;
+  const int man = x & 0x7;
+  float raw;
+  if (exp == 0) {
+    raw = std::ldexp(float(man), -9);
+  } else {
+    raw = std::ldexp(1.0f + float(man) / 8.0f, exp - 7);
+  }
+  return raw * 0.5f;
+}
 
 }  // namespace amn::ggml

@@ -1,8 +1,6 @@
 // The remaining ggml block types: TQ1_0 TQ2_0 (ternary), MXFP4 NVFP4 (FP4 with shared
 // scales), Q1_0 Q2_0 (1- and 2-bit). Each kernel mirrors ggml's dequantize_row_<type>
 // (ggml/src/ggml-quants.c), same operations in the same order.
-#include <cmath>
-
 #include "kernels/ggml/blocks.h"
 #include "kernels/ggml/dequantize.h"
 
@@ -15,32 +13,6 @@ float trit(uint8_t packed, uint8_t pow3, float d) {
   const uint8_t q = uint8_t(packed * pow3);
   const int16_t xi = int16_t((uint16_t(q) * 3) >> 8);
   return float(xi - 1) * d;
-}
-
-float float_of_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// ggml_e8m0_to_fp32_half: 2^(e - 128), subnormal for e < 2 (E8M0 NaN 0xFF not special).
-float e8m0_to_f32_half(uint8_t e) {
-  return float_of_bits(e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23);
-}
-
-// ggml_ue4m3_to_fp32: unsigned E4M3 (bias 7, bit 7 ignored), halved to match the doubled
-// kvalues_fp4; 0 and 0x7F read as 0. ldexp of these values is exact.
-float ue4m3_to_f32_half(uint8_t x) {
-  if (x == 0 || x == 0x7F) return 0.0f;
-  const int exp = (x >> 3) & 0xF;
-  const int man = x & 0x7;
-  float raw;
-  if (exp == 0) {
-    raw = std::ldexp(float(man), -9);
-  } else {
-    raw = std::ldexp(1.0f + float(man) / 8.0f, exp - 7);
-  }
-  return raw * 0.5f;
 }
 
 }  // namespace
