@@ -27,6 +27,8 @@ struct ForgetSettings {
   std::string scheme;          // a forget_scheme_rows() name
   uint64_t blocksize = 0;      // bitsandbytes 4-bit: 0 = the producer's default (64)
   bool double_quant = false;   // bitsandbytes 4-bit: quantize the absmax too
+  bool gguf = false;           // --to gguf: `scheme` is a ggml type (schemes/forget_gguf.h)
+  bool pure = false;           // --to gguf: llama-quantize --pure (every ggml type is, for now)
 };
 
 class Forgetter {

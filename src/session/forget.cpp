@@ -81,11 +81,14 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   options.skip = request.skip;
   options.only = request.only;
   options.strict = request.strict;
+  if (request.to == OutputFormat::gguf) {
+    AMN_ASSIGN(options.convert, convert_options(request));
+  }
   return plan_forget(model, options);
 }
 
 std::string forget_config_json(const Model& model, const Forgetter& forgetter) {
-  if (model.config_json.empty()) return {};
+  if (model.config_json.empty() || forgetter.quantization_config_json() == "null") return {};
   // The config with its quantization_config replaced, as one JSON text, then printed.
   simdjson::dom::parser parser;
   simdjson::dom::object config;

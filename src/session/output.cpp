@@ -179,6 +179,7 @@ InputPlace input_place(std::string_view path, bool is_folder, std::string_view a
 Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, Destination destination,
                                    Surface surface) {
   OutputLayout out;
+  if (r.verb == Verb::forget && r.to == OutputFormat::gguf) return out;  // one file, as llama-quantize writes
   if (r.verb == Verb::forget) {
     // A folder a user can load (the model and its config), unless the output is named as
     // a file or must be one stream.

@@ -1,0 +1,20 @@
+// Forgetting to GGUF block types (`forget --to gguf --scheme Q4_K`): every tensor
+// llama-quantize --pure would quantize becomes the ggml type (or llama-quantize's
+// fallback for a row the type's blocks do not divide), through ggml's own encoders
+// (kernels/ggml/quantize.h).
+#pragma once
+#include <memory>
+
+#include "core/error.h"
+#include "schemes/forget.h"
+
+namespace amn {
+
+// invalid_argument for a name that is no ggml type, unsupported for a type without an
+// encoder here or one that needs an importance matrix.
+Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& settings);
+
+// The ggml type names --to gguf takes, in help order ("F16, BF16, Q8_0, ...").
+std::string gguf_forget_type_names();
+
+}  // namespace amn
