@@ -380,7 +380,7 @@ export declare function open(source: Source, options?: OpenOptions): Promise<Mod
 
 /** The schemes forget() knows, from the core (docs/cli.md "Forget"); `available` false:
  *  named, not built yet. */
-export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean }[]>;
+export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean; to?: 'gguf' }[]>;
 
 /** The core's version string (loads the WASM module). */
 export declare function version(): Promise<string>;

@@ -163,12 +163,17 @@ class GgufForgetter final : public Forgetter {
 
 }  // namespace
 
+std::vector<std::string_view> gguf_forget_types() {
+  std::vector<std::string_view> out;
+  for (const GgmlTraits& t : kGgmlTraits) {
+    if (ggml_can_quantize(t.type)) out.push_back(t.name);
+  }
+  return out;
+}
+
 std::string gguf_forget_type_names() {
   std::string out;
-  for (const GgmlTraits& t : kGgmlTraits) {
-    if (!ggml_can_quantize(t.type)) continue;
-    out += (out.empty() ? "" : ", ") + std::string(t.name);
-  }
+  for (std::string_view t : gguf_forget_types()) out += (out.empty() ? "" : ", ") + std::string(t);
   return out;
 }
 
@@ -176,7 +181,8 @@ Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) 
   const auto type = ggml_type_from_name(s.scheme);
   if (!type) {
     return make_error(ErrorCode::invalid_argument,
-                      "'" + s.scheme + "' is not a ggml type (" + gguf_forget_type_names() + ")");
+                      "'" + s.scheme + "' is not a ggml type (" + gguf_forget_type_names() +
+                          "; llama-quantize's file types such as Q4_K_M are not built yet)");
   }
   const std::string name(ggml_traits(*type)->name);
   if (ggml_quantize_requires_imatrix(*type)) {

@@ -4,6 +4,9 @@
 // (kernels/ggml/quantize.h).
 #pragma once
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "schemes/forget.h"
@@ -14,7 +17,8 @@ namespace amn {
 // encoder here or one that needs an importance matrix.
 Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& settings);
 
-// The ggml type names --to gguf takes, in help order ("F16, BF16, Q8_0, ...").
+// The ggml type names --to gguf takes, in type-id order, and as one line ("F16, Q4_0, ...").
+std::vector<std::string_view> gguf_forget_types();
 std::string gguf_forget_type_names();
 
 }  // namespace amn

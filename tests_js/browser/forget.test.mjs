@@ -23,6 +23,7 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
     const offered = await page.$$eval('#forget-scheme option', (os) => os.map((o) => o.value));
     assert.ok(offered.includes('nf4') && offered.includes('int8') && offered.includes('fp8-block'), offered.join());
     assert.ok(!offered.includes('mlx'), 'a scheme not built yet is not offered');
+    assert.ok(offered.includes('gguf:Q4_K'), 'the GGUF types are offered');
     await page.selectOption('#forget-scheme', 'nf4');
     assert.ok(await page.isVisible('#forget-blocksize'));
     await page.setChecked('#forget-double-quant', true);

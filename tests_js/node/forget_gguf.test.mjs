@@ -32,3 +32,10 @@ test('forget to gguf: refusals name the option as the API spells it', async (t) 
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ1_S' }), (e) => e.code === 'unsupported');
   assert.equal(model.outputName({ scheme: 'Q4_K', to: 'gguf' }).endsWith('-q4_k.gguf'), true);
 });
+
+test('forgetSchemes lists the ggml types GGUF output takes, marked to: gguf', async () => {
+  const gguf = (await amn.forgetSchemes()).filter((s) => s.to === 'gguf').map((s) => s.name);
+  for (const t of ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']) {
+    assert.ok(gguf.includes(t), t);
+  }
+});
