@@ -3,7 +3,9 @@
 // fallback for a row the type's blocks do not divide), through ggml's own encoders
 // (kernels/ggml/quantize.h).
 #pragma once
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,5 +22,15 @@ Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& set
 // The ggml type names --to gguf takes, in type-id order, and as one line ("F16, Q4_0, ...").
 std::vector<std::string_view> gguf_forget_types();
 std::string gguf_forget_type_names();
+
+// The KVs llama-quantize sets in its output (src/llama-quant.cpp): general.file_type, the
+// llama_ftype of a file all of `type` (llama-quantize --pure with that ftype: Q4_K is
+// Q4_K_S's 14), and general.quantization_version (GGML_QNT_VERSION, 2). nullopt for a
+// type no ftype names.
+struct GgufFileType {
+  uint32_t file_type;
+  uint32_t quantization_version;
+};
+std::optional<GgufFileType> gguf_file_type(std::string_view type);
 
 }  // namespace amn

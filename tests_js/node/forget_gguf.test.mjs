@@ -33,9 +33,15 @@ test('forget to gguf: refusals name the option as the API spells it', async (t) 
   assert.equal(model.outputName({ scheme: 'Q4_K', to: 'gguf' }).endsWith('-q4_k.gguf'), true);
 });
 
-test('forgetSchemes lists the ggml types GGUF output takes, marked to: gguf', async () => {
+test('every ggml type forgetSchemes lists: ggml\'s blocks from the WASM core too', async (t) => {
   const gguf = (await amn.forgetSchemes()).filter((s) => s.to === 'gguf').map((s) => s.name);
-  for (const t of ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']) {
-    assert.ok(gguf.includes(t), t);
+  for (const type of ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']) {
+    assert.ok(gguf.includes(type), type);
+  }
+  const model = await amn.open(new Uint8Array(ggufForgetInput()));
+  t.after(() => model.close());
+  for (const type of gguf) {
+    const r = await model.forget({ to: 'gguf', scheme: type, pure: true });
+    assert.ok(Buffer.from(r.output).indexOf(ggmlBlocks(type)) > 0, `${type}: ggml's blocks`);
   }
 });
