@@ -3,17 +3,17 @@
 #include "kernels/ggml/quantize_search.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "kernels/ggml/blocks.h"
 
 namespace amn::ggml {
 
 int nearest_int(float x) {
   const float val = x + 12582912.f;
-  const int i = std::bit_cast<int>(val);
+  const int i = bit_cast<int>(val);
   return (i & 0x007fffff) - 0x00400000;
 }
 
@@ -27,14 +27,14 @@ uint16_t fp32_to_fp16(float f) {
   const float scale_to_zero = 0x1.0p-110f;
   float base = (std::fabs(f) * scale_to_inf) * scale_to_zero;
 
-  const uint32_t w = std::bit_cast<uint32_t>(f);
+  const uint32_t w = bit_cast<uint32_t>(f);
   const uint32_t shl1_w = w + w;
   const uint32_t sign = w & UINT32_C(0x80000000);
   uint32_t bias = shl1_w & UINT32_C(0xFF000000);
   if (bias < UINT32_C(0x71000000)) bias = UINT32_C(0x71000000);
 
-  base = std::bit_cast<float>((bias >> 1) + UINT32_C(0x07800000)) + base;
-  const uint32_t bits = std::bit_cast<uint32_t>(base);
+  base = bit_cast<float>((bias >> 1) + UINT32_C(0x07800000)) + base;
+  const uint32_t bits = bit_cast<uint32_t>(base);
   const uint32_t exp_bits = (bits >> 13) & UINT32_C(0x00007C00);
   const uint32_t mantissa_bits = bits & UINT32_C(0x00000FFF);
   const uint32_t nonsign = exp_bits + mantissa_bits;
@@ -42,7 +42,7 @@ uint16_t fp32_to_fp16(float f) {
 }
 
 uint16_t fp32_to_bf16(float f) {
-  const uint32_t u = std::bit_cast<uint32_t>(f);
+  const uint32_t u = bit_cast<uint32_t>(f);
   if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 64);  // NaN: quiet
   return static_cast<uint16_t>((u + (0x7fff + ((u >> 16) & 1))) >> 16);
 }
