@@ -178,16 +178,16 @@ std::string gguf_forget_type_names() {
 }
 
 std::optional<GgufFileType> gguf_file_type(std::string_view name) {
-  // llama.h's enum llama_ftype at the pinned commit (the _S variant where a K-quant has
-  // several: with --pure they hold one type).
+  // llama.h's enum llama_ftype at the pinned commit, as llama-quantize names it: its type
+  // name Q3_K / Q4_K / Q5_K is the _M file type (tools/quantize/quantize.cpp).
   struct Row {
     GgmlType type;
     uint32_t ftype;
   };
   constexpr Row kFileTypes[] = {
       {GgmlType::F16, 1},   {GgmlType::Q4_0, 2},  {GgmlType::Q4_1, 3},  {GgmlType::Q8_0, 7},
-      {GgmlType::Q5_0, 8},  {GgmlType::Q5_1, 9},  {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 11},
-      {GgmlType::Q4_K, 14}, {GgmlType::Q5_K, 16}, {GgmlType::Q6_K, 18}, {GgmlType::IQ2_XXS, 19},
+      {GgmlType::Q5_0, 8},  {GgmlType::Q5_1, 9},  {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 12},
+      {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17}, {GgmlType::Q6_K, 18}, {GgmlType::IQ2_XXS, 19},
       {GgmlType::IQ2_XS, 20}, {GgmlType::IQ3_XXS, 23}, {GgmlType::IQ1_S, 24}, {GgmlType::IQ4_NL, 25},
       {GgmlType::IQ3_S, 26}, {GgmlType::IQ2_S, 28}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ1_M, 31},
       {GgmlType::BF16, 32}, {GgmlType::TQ1_0, 36}, {GgmlType::TQ2_0, 37}, {GgmlType::NVFP4, 39},

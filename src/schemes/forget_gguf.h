@@ -24,8 +24,8 @@ std::vector<std::string_view> gguf_forget_types();
 std::string gguf_forget_type_names();
 
 // The KVs llama-quantize sets in its output (src/llama-quant.cpp): general.file_type, the
-// llama_ftype of a file all of `type` (llama-quantize --pure with that ftype: Q4_K is
-// Q4_K_S's 14), and general.quantization_version (GGML_QNT_VERSION, 2). nullopt for a
+// llama_ftype llama-quantize writes for `type` as its file-type argument (Q4_K means
+// Q4_K_M: 15), and general.quantization_version (GGML_QNT_VERSION, 2). nullopt for a
 // type no ftype names.
 struct GgufFileType {
   uint32_t file_type;
