@@ -281,9 +281,22 @@ export interface ConvertResult {
 /** The schemes forget() writes (docs/cli.md "Forget"). */
 export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block' | 'fp8-channel' | 'fp8-tensor';
 
+/** The ggml types forget({ to: 'gguf' }) writes (any case). */
+export type GgufForgetType = 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'Q2_K' | 'Q3_K' | 'Q4_K' |
+  'Q5_K' | 'Q6_K';
+
 export interface ForgetOptions {
-  /** What to quantize to, as its producer would (required unless `like` is given). */
-  scheme?: ForgetScheme;
+  /** What to quantize to, as its producer would (required unless `like` is given); with
+   *  `to: 'gguf'` a ggml type. */
+  scheme?: ForgetScheme | GgufForgetType | Lowercase<GgufForgetType>;
+  /** 'gguf': one GGUF file, blocks as ggml_quantize_chunk writes them (default 'safetensors'). */
+  to?: 'safetensors' | 'gguf';
+  /** GGUF: llama-quantize --pure (every quantizable tensor gets `scheme`; the only mode for now). */
+  pure?: boolean;
+  /** GGUF: KVs to set, as convert's. */
+  ggufKv?: string[];
+  /** GGUF: KVs as JSON ({key: value} or {key: {type, value}}), as convert's. */
+  ggufMetadata?: string | Record<string, unknown>;
   /** nf4 / fp4: elements per absmax block, a power of two from 32 to 4096 (default 64). */
   blocksize?: number;
   /** nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics). */
@@ -370,7 +383,7 @@ export declare class Model {
    *  `verb: 'remember'` names what `amn remember` writes ("<stem>.safetensors" losslessly
    *  from a file that is not safetensors); `scheme`: what forget({ scheme }) writes to one sink. */
   outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
-    verb?: 'convert' | 'remember'; sharded?: boolean; scheme?: ForgetScheme }): string;
+    verb?: 'convert' | 'remember'; sharded?: boolean; scheme?: ForgetScheme | GgufForgetType }): string;
   /** What convert() or remember to a path writes by default, as both CLIs decide it: a
    *  folder of shards (`folder: true`: a sharded safetensors input, `shards: 'input'`,
    *  `maxShardSize`) or one file, and its default name. */
@@ -387,7 +400,7 @@ export declare function open(source: Source, options?: OpenOptions): Promise<Mod
 
 /** The schemes forget() knows, from the core (docs/cli.md "Forget"); `available` false:
  *  named, not built yet. */
-export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean }[]>;
+export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean; to?: 'gguf' }[]>;
 
 /** The core's version string (loads the WASM module). */
 export declare function version(): Promise<string>;

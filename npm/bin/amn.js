@@ -102,7 +102,8 @@ async function runConvert(M, cmd) {
       const like = req.like ? await open(req.like, { limits: cmd.limits }) : null;
       try {
         result = await model.forget({
-          scheme: req.scheme ?? undefined, blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
+          scheme: req.scheme ?? undefined, to: req.to, pure: req.pure, ggufKv: req.ggufKv,
+          blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
           skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,
           overwrite: req.force, sync: req.sync, onProgress: (p) => bar.update(p), signal: controller.signal,
         });

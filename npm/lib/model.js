@@ -137,12 +137,13 @@ export class Model {
    *  `blocksize`, `doubleQuant`, `skip` / `only` name globs, `strict`) and streams it to
    *  `sink`: one safetensors file, or with `openShard(name)` (or in Node a folder path)
    *  a folder holding model.safetensors and config.json with the producer's
-   *  quantization_config. Resolves to the sink's result with `tensors`, `lethe` (what
+   *  quantization_config. `to: 'gguf'` with a ggml type as `scheme` ('Q4_K', 'q8_0';
+   *  `pure`, `ggufKv`, `ggufMetadata` as convert's) writes one GGUF file. Resolves to the sink's result with `tensors`, `lethe` (what
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
-  async forget({ scheme, blocksize, doubleQuant = false, skip, only, strict = false, like, reuseScales = false,
-    sink, overwrite = false, sync = true, openShard, onProgress, signal } = {}) {
+  async forget({ scheme, to, pure = false, ggufKv, ggufMetadata, blocksize, doubleQuant = false, skip, only,
+    strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress, signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
       throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
     }
@@ -154,7 +155,8 @@ export class Model {
     }
     const path = nodePath(sink);
     const request = {
-      verb: 'forget', scheme: scheme ?? null, blocksize: blocksize ?? null, doubleQuant, skip: skip ?? null,
+      verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
+      ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, skip: skip ?? null,
       only: only ?? null, strict, output: path === null ? null : String(path),
       like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales,
     };
@@ -233,7 +235,7 @@ export class Model {
   outputName({ to = 'safetensors', dtype, castAll = false, verb = 'convert', sharded = false, scheme } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
     if (scheme !== undefined) {
-      return this[OUTPUT_PLAN]({ request: { verb: 'forget', scheme }, surface: 'api', destination: 'single', place: { entry } }).name;
+      return this[OUTPUT_PLAN]({ request: { verb: 'forget', scheme, to }, surface: 'api', destination: 'single', place: { entry } }).name;
     }
     return this[OUTPUT_PLAN]({
       request: { verb, to, dtype: dtype ?? null, castAll }, surface: 'api',

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "convert/plan_gguf.h"
 #include "formats/safetensors/write.h"
 
 namespace amn {
@@ -115,7 +116,11 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
       plan.tensor_files.resize(plan.tensors.size(), t.file);
     }
   }
-  plan.header = safetensors_header(plan.tensors, plan.metadata);
+  if (options.convert.to == OutputFormat::gguf) {
+    AMN_TRY(finish_gguf_plan(model, options.convert, plan));
+  } else {
+    plan.header = safetensors_header(plan.tensors, plan.metadata);
+  }
   return out;
 }
 

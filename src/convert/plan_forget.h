@@ -17,6 +17,9 @@ struct ForgetOptions {
   std::vector<std::string> skip;  // globs (fnmatch) over tensor names: kept as stored
   std::vector<std::string> only;  // non-empty: quantize exactly the tensors these match
   bool strict = false;            // a chosen tensor the scheme cannot hold is an error
+  // The container: safetensors, or GGUF (convert.to) with the source's KVs and
+  // convert.gguf_kv's, as convert --to gguf writes them (convert/plan_gguf.h).
+  ConvertOptions convert;
 };
 
 // What happened to each tensor, for the report: quantized (with its encoder) or kept.

@@ -178,6 +178,19 @@ constexpr std::optional<GgmlType> ggml_type_of(DType d) {
   return std::nullopt;
 }
 
+// The type whose gguf-py name is `name`, ignoring ASCII case ("q4_k" is Q4_K); nullopt
+// for a name ggml never defined and for the removed ids.
+constexpr std::optional<GgmlType> ggml_type_from_name(std::string_view name) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  for (const GgmlTraits& t : kGgmlTraits) {
+    if (t.block_elements == 0 || t.name.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < name.size() && same; ++i) same = lower(t.name[i]) == lower(name[i]);
+    if (same) return t.type;
+  }
+  return std::nullopt;
+}
+
 // ---- the block layouts ----
 //
 // ggml's block structs (ggml/src/ggml-common.h, same commit), one beside each quantized

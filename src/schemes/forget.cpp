@@ -2,9 +2,12 @@
 
 #include <array>
 
+#include "core/ggml_type.h"
+
 #include "schemes/forget_bnb.h"
 #include "schemes/forget_ct.h"
 #include "schemes/forget_fp8.h"
+#include "schemes/forget_gguf.h"
 #include "schemes/forget_mxfp4.h"
 #include "schemes/forget_nvfp4.h"
 
@@ -39,6 +42,7 @@ Status no_bnb_settings(const ForgetSettings& s) {
 bool is_forgettable_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
 Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
+  if (s.gguf) return make_gguf_forgetter(s);
   for (const auto& row : kSchemes) {
     if (row.name != s.scheme) continue;
     if (!row.available) {
@@ -53,6 +57,9 @@ Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
   }
   std::string names;
   for (const auto& row : kSchemes) names += (names.empty() ? "" : ", ") + std::string(row.name);
+  if (ggml_type_from_name(s.scheme)) {
+    return make_error(ErrorCode::invalid_argument, "scheme '" + s.scheme + "' is a GGUF type: it needs GGUF output");
+  }
   return make_error(ErrorCode::invalid_argument, "unknown scheme '" + s.scheme + "' (" + names + ")");
 }
 

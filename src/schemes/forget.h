@@ -30,6 +30,8 @@ struct ForgetSettings {
   // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes
   // it (--like); false: gpt-oss expert parameters are transformers' [E, in, out].
   bool linear_orientation = false;
+  bool gguf = false;           // --to gguf: `scheme` is a ggml type (schemes/forget_gguf.h)
+  bool pure = false;           // --to gguf: llama-quantize --pure (every ggml type is, for now)
 };
 
 class Forgetter {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/json.h"
+#include "schemes/forget_gguf.h"
 #include "session/registry.h"
 
 namespace amn {
@@ -36,8 +37,10 @@ std::string forget_footer() {
     name.resize(std::max<size_t>(name.size(), 12), ' ');
     out += "  " + name + "  " + std::string(row.producer) + (row.available ? "" : " (not built yet)") + "\n";
   }
+  out += "  --to gguf     a ggml type, as ggml_quantize_chunk writes it: " + gguf_forget_type_names() + "\n";
   return out + "Output: a folder <stem>-<scheme>/ (model.safetensors, and config.json with the producer's\n"
-               "quantization_config when the input has one); -o NAME.safetensors writes the file alone.";
+               "quantization_config when the input has one); -o NAME.safetensors writes the file alone;\n"
+               "--to gguf: one file <stem>-<type>.gguf.";
 }
 
 // One option of the table on a CLI11 command, storing into `text` (one value or a list).
@@ -62,7 +65,7 @@ struct Raw {
   std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize, like;
   std::vector<std::string> gguf_kv, skip, only;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
-       strict = false, reuse_scales = false;
+       strict = false, reuse_scales = false, pure = false;
   std::string limits[4];
 };
 
@@ -108,7 +111,9 @@ Result<ParseLimits> limits_of(const Raw& raw) {
 Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   ConvertRequest r;
   r.verb = verb;
-  if (verb == Verb::convert) r.to = raw.format == "gguf" ? OutputFormat::gguf : OutputFormat::safetensors;
+  if (verb == Verb::convert || verb == Verb::forget) {
+    r.to = raw.format == "gguf" ? OutputFormat::gguf : OutputFormat::safetensors;
+  }
   const std::string& dtype = verb == Verb::remember ? raw.to : raw.dtype;
   if (!dtype.empty()) {
     AMN_ASSIGN(r.dtype, float_target(dtype, verb == Verb::remember ? OptionId::to : OptionId::dtype, Surface::cli));
@@ -141,6 +146,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     r.strict = raw.strict;
     r.like = raw.like;
     r.reuse_scales = raw.reuse_scales;
+    r.pure = raw.pure;
     AMN_TRY(forget_settings(r, Surface::cli));
   }
   r.gguf_kv = raw.gguf_kv;
@@ -203,6 +209,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   verbs[4]->alias("quantize");
   verbs[4]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
   add(verbs[4], OptionId::scheme, raw.scheme);
+  add(verbs[4], OptionId::format, raw.format);
+  add_flag(verbs[4], OptionId::pure, raw.pure);
+  add(verbs[4], OptionId::gguf_kv, raw.gguf_kv);
   add(verbs[4], OptionId::output, raw.output);
   add(verbs[4], OptionId::blocksize, raw.blocksize);
   add_flag(verbs[4], OptionId::double_quant, raw.double_quant);

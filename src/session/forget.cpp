@@ -7,6 +7,8 @@
 #include <simdjson.h>
 
 #include "core/json.h"
+#include "formats/gguf/kv_input.h"
+#include "schemes/forget_gguf.h"
 
 namespace amn {
 namespace {
@@ -81,11 +83,27 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   options.skip = request.skip;
   options.only = request.only;
   options.strict = request.strict;
+  if (request.to == OutputFormat::gguf) {
+    AMN_ASSIGN(options.convert, convert_options(request));
+    // llama-quantize's own KVs first, so the request's may still replace them.
+    if (auto ft = gguf_file_type(request.scheme)) {
+      auto u32 = [](uint32_t v) {
+        GgufValue g;
+        g.type = GgufType::UINT32;
+        g.u = v;
+        return g;
+      };
+      std::vector<GgufKv> kv{{"general.quantization_version", u32(ft->quantization_version)},
+                             {"general.file_type", u32(ft->file_type)}};
+      merge_gguf_kv(kv, std::move(options.convert.gguf_kv));
+      options.convert.gguf_kv = std::move(kv);
+    }
+  }
   return plan_forget(model, options);
 }
 
 std::string forget_config_json(const Model& model, const Forgetter& forgetter) {
-  if (model.config_json.empty()) return {};
+  if (model.config_json.empty() || forgetter.quantization_config_json() == "null") return {};
   // The config with its quantization_config replaced, as one JSON text, then printed.
   simdjson::dom::parser parser;
   simdjson::dom::object config;

@@ -188,6 +188,7 @@ Result<Destination> destination_from_name(std::string_view name) {
 Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, Destination destination,
                                    Surface surface) {
   OutputLayout out;
+  if (r.verb == Verb::forget && r.to == OutputFormat::gguf) return out;  // one file, as llama-quantize writes
   if (r.verb == Verb::forget) {
     // A folder a user can load (the model and its config), unless the output is named as
     // a file or must be one stream.

@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include "core/ggml_type.h"
 #include "core/json.h"
 #include "formats/gguf/kv_input.h"
 
@@ -21,7 +22,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 25> kOptions = {{
+const std::array<OptionRow, 26> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -68,6 +69,9 @@ const std::array<OptionRow, 25> kOptions = {{
      "take the scheme, its settings and the quantized weights from the quantized model REF", kAny},
     {OptionId::reuse_scales, "reuseScales", "--reuse-scales", "",
      "with --like: reuse REF's scales too, so forgetting what remember made of REF gives REF's bytes", kAny},
+    {OptionId::pure, "pure", "--pure", "",
+     "--to gguf: every tensor llama-quantize would quantize gets the one type, as llama-quantize --pure "
+     "(the only mode for now)", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -236,6 +240,8 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_TRY(as_bool(OptionId::double_quant, r.double_quant));
     } else if (key == "strict") {
       AMN_TRY(as_bool(OptionId::strict, r.strict));
+    } else if (key == "pure") {
+      AMN_TRY(as_bool(OptionId::pure, r.pure));
     } else if (key == "reuseScales") {
       AMN_TRY(as_bool(OptionId::reuse_scales, r.reuse_scales));
     } else if (key == "like") {
@@ -304,6 +310,7 @@ std::string convert_request_json(const ConvertRequest& r) {
     else w.null();
     w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
     w.key("strict").value(r.strict).key("like").string_or_null(r.like).key("reuseScales").value(r.reuse_scales);
+    w.key("pure").value(r.pure);
   }
   w.end_object();
   return w.take();
@@ -318,6 +325,16 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   for (auto& c : s.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   s.blocksize = r.blocksize;
   s.double_quant = r.double_quant;
+  s.gguf = r.to == OutputFormat::gguf;
+  s.pure = r.pure;
+  if (r.pure && !s.gguf) {
+    return bad(option_name(OptionId::pure, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) +
+               " gguf)");
+  }
+  if (!s.gguf && ggml_type_from_name(r.scheme)) {
+    return bad("scheme '" + r.scheme + "' is a GGUF type: write GGUF (" + option_name(OptionId::format, surface) +
+               " gguf)");
+  }
   if (!r.like.empty()) {  // the settings are REF's (schemes/forget_like.h checks the scheme)
     if (r.blocksize || r.double_quant) {
       return bad(option_name(OptionId::like, surface) + " takes the settings from the reference: leave out " +

@@ -4,6 +4,7 @@
 
 #include "core/json.h"
 #include "schemes/forget.h"
+#include "schemes/forget_gguf.h"
 #include "session/open.h"
 
 namespace amn {
@@ -85,6 +86,11 @@ std::string forget_schemes_json() {
   for (const auto& row : forget_scheme_rows()) {
     w.begin_object().key("name").value(row.name).key("producer").value(row.producer);
     w.key("available").value(row.available).end_object();
+  }
+  // The ggml types forget writes to GGUF (schemes/forget_gguf.h), marked with their target.
+  for (std::string_view type : gguf_forget_types()) {
+    w.begin_object().key("name").value(type).key("producer").value("ggml_quantize_chunk (GGUF, llama-quantize --pure)");
+    w.key("available").value(true).key("to").value("gguf").end_object();
   }
   return w.end_array().take();
 }

@@ -1,6 +1,6 @@
 // The page's Forget panel in Debian's chromium: the core's schemes offered, a quantized
-// download whose tensors are bitsandbytes' own bytes (fixtures/lethe/bnb), and the Lethe
-// table per tensor, sortable.
+// download whose tensors are bitsandbytes' own bytes (fixtures/lethe/bnb) or ggml's blocks
+// (fixtures/ggml_quant, GGUF), and the Lethe table per tensor, sortable.
 //   node --test tests_js/browser/
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +23,7 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
     const offered = await page.$$eval('#forget-scheme option', (os) => os.map((o) => o.value));
     assert.ok(offered.includes('nf4') && offered.includes('int8') && offered.includes('fp8-block') && offered.includes('nvfp4'), offered.join());
     assert.ok(!offered.includes('mlx'), 'a scheme not built yet is not offered');
+    assert.ok(offered.includes('gguf:Q4_K'), 'the GGUF types are offered');
     await page.selectOption('#forget-scheme', 'nf4');
     assert.ok(await page.isVisible('#forget-blocksize'));
     await page.setChecked('#forget-double-quant', true);
@@ -53,5 +54,25 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
     assert.deepEqual(sorted, [...sorted].sort((a, b) => a - b));
     assert.equal(await page.getAttribute('#lethe-table th[data-lethe-key="snr_db"]', 'aria-sort'), 'ascending');
     assert.match(await page.textContent('#lethe-summary'), /5 of 5 tensors quantized/);
+  });
+});
+
+test('forget to GGUF Q4_K in the page: a .gguf download holding ggml\'s blocks', { timeout: 90_000 }, async (t) => {
+  const { ggufForgetInput, ggmlBlocks } = await import('../support/gguf_input.js');
+  const dir = await tempDir(t, 'amn-web-forget-gguf-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: ggufForgetInput() }]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'gguf:Q4_K');
+    assert.ok(!(await page.isVisible('#forget-blocksize')), 'no 4-bit settings for a GGUF type');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    assert.equal(download.suggestedFilename(), 'model-q4_k.gguf');
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const bytes = await readFile(path);
+    assert.equal(bytes.subarray(0, 4).toString('latin1'), 'GGUF');
+    assert.ok(bytes.indexOf(ggmlBlocks('Q4_K')) > 0, 'ggml\'s Q4_K blocks');
+    await page.waitForSelector('#lethe:not([hidden])');
+    assert.match(await page.textContent('#lethe-summary'), /1 of 2 tensors quantized/);
   });
 });

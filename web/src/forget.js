@@ -38,8 +38,9 @@ export class ForgetPanel {
     this.info = info;
     const { scheme } = this.ui;
     if (scheme.options.length === 0) {
+      // A GGUF row's value is "gguf:<type>" (its name is a ggml type, its target GGUF).
       for (const s of info.forgetSchemes.filter((row) => row.available)) {
-        const option = new Option(`${s.name} — ${s.producer}`, s.name);
+        const option = new Option(`${s.name} — ${s.producer}`, s.to ? `${s.to}:${s.name}` : s.name);
         scheme.add(option);
       }
     }
@@ -58,10 +59,13 @@ export class ForgetPanel {
   async run() {
     const { page, ui } = this;
     if (!this.info) return;
-    const scheme = ui.scheme.value;
+    const value = ui.scheme.value;
+    const gguf = value.startsWith('gguf:');
+    const scheme = gguf ? value.slice(5) : value;
     const fourBit = scheme === 'nf4' || scheme === 'fp4';
     const request = {
       scheme,
+      to: gguf ? 'gguf' : undefined,
       blocksize: fourBit ? Number(ui.blocksize.value) : undefined,
       doubleQuant: fourBit && ui.doubleQuant.checked,
       skip: ui.skip.value.split(/[\s,]+/).filter(Boolean),
@@ -73,7 +77,7 @@ export class ForgetPanel {
     const job = page.core.request('forget', request, { onProgress: (p) => page.showProgress(verb, p) });
     try {
       const result = await page.startJob(`${verb}…`, job);
-      const name = this.info.outputNames[`forget:${scheme}`];
+      const name = this.info.outputNames[`forget:${value}`];
       ui.result.replaceChildren(page.offerDownload(result.blob, name));
       ui.result.hidden = false;
       this.#showLethe(result.lethe);

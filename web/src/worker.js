@@ -7,7 +7,7 @@
 //                                                            dtype '' keeps; FileSystemFileHandle)
 //               { type: 'convertShards', id, dtype, castAll, dirHandle? }   a sharded model as
 //                                                            its shards + index (FileSystemDirectoryHandle)
-//               { type: 'forget',  id, scheme, blocksize?, doubleQuant?, skip? }  quantized, as a
+//               { type: 'forget',  id, scheme, to?, blocksize?, doubleQuant?, skip? }  quantized, as a
 //                                                            download, with its Lethe report
 //               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js) and
 //                                                            heatmap (heatmap.js)
@@ -50,19 +50,22 @@ const handlers = {
       }
     }
     const schemes = await forgetSchemes();
-    for (const s of schemes) outputNames[`forget:${s.name}`] = model.outputName({ scheme: s.name });
+    // GGUF rows (to: 'gguf', a ggml type as name) are keyed "forget:gguf:Q4_K".
+    for (const s of schemes) {
+      outputNames[`forget:${s.to ? `${s.to}:` : ''}${s.name}`] = model.outputName({ scheme: s.name, to: s.to });
+    }
     return { ...model.info, outputNames, outputFolders, forgetSchemes: schemes };
   },
 
-  // Quantizes the model into a Blob built as the bytes arrive (one safetensors file), and
+  // Quantizes the model into a Blob built as the bytes arrive (one safetensors or GGUF file), and
   // returns it with the Lethe report (what was lost, per tensor).
-  async forget({ scheme, blocksize, doubleQuant = false, skip = [] }, { signal, progress }) {
+  async forget({ scheme, to, blocksize, doubleQuant = false, skip = [] }, { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const target = new BlobCollector();
     const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
     let result;
     try {
-      result = await model.forget({ scheme, blocksize, doubleQuant, skip, sink, signal, onProgress: progress });
+      result = await model.forget({ scheme, to, blocksize, doubleQuant, skip, sink, signal, onProgress: progress });
     } catch (err) {
       await target.abort();
       throw err;

@@ -1,0 +1,52 @@
+// What ggml's block encoders share: the rounding helpers and the scale searches of
+// ggml-quants.c (ngxson/llama.cpp at the commit named in blocks.h), restated in the same
+// operation order so that every F32 result rounds as ggml's does. The encoders are built
+// with -ffp-contract=off (CMakeLists.txt): ggml's reference output comes from a build
+// without FMA (baseline x86-64), where every multiply and add rounds separately, and a
+// fused multiply-add would change Q2_K, Q4_K and Q5_K bytes (blocks.h).
+#pragma once
+#include <cstdint>
+
+namespace amn::ggml {
+
+// ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero.
+inline constexpr float kGroupMaxEps = 1e-15f;
+
+// ggml's nearest_int: round to nearest (ties to even) through the F32 mantissa of
+// x + 1.5 * 2^23. ggml asserts |x| <= 4194303; beyond it (or for NaN) the result is
+// whatever those bits give, computed the same way here.
+int nearest_int(float x);
+
+// C's conversion of a float to a narrow integer as ggml's x86-64 build performs it: to
+// int32 by truncation (cvttss2si, INT32_MIN for NaN and out-of-range values, where C
+// leaves the result undefined), then the low bits. Every target does the same here.
+int32_t trunc_to_i32(float x);
+
+// ggml's MAX and MIN macros on floats (which differ from std::max/min for NaN and for
+// signed zeros: the second argument wins a tie).
+inline float ggml_max(float a, float b) { return a > b ? a : b; }
+inline float ggml_min(float a, float b) { return a < b ? a : b; }
+
+// ggml's GGML_FP32_TO_FP16 (ggml_compute_fp32_to_fp16): round to nearest even; NaN
+// becomes the quiet NaN 0x7E00 with the input's sign.
+uint16_t fp32_to_fp16(float f);
+
+// ggml's GGML_FP32_TO_BF16 (ggml_compute_fp32_to_bf16): round to nearest even; NaN keeps
+// its top bits and is made quiet.
+uint16_t fp32_to_bf16(float f);
+
+// ggml's GGML_FP16_TO_FP32.
+float fp16_to_fp32(uint16_t h);
+
+// The searches of ggml-quants.c, same names and arguments (see there for what each
+// minimises): symmetric (qx, q3), with a min (qkx2, qkx3), and the positive scales of
+// scales (qp).
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* qw);
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse);
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
+                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
+float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
+                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights);
+
+}  // namespace amn::ggml
