@@ -12,27 +12,15 @@
 #include "session/open.h"
 #include "schemes/forget_nvfp4.h"
 #include "session/session.h"
+#include "session_support.h"
 #include "support.h"
 
 using namespace amn;
 using amn::test::fixture_path;
+using amn::test::feed;
 using amn::test::read_file;
 
 namespace {
-
-// Runs `step` until it stops asking for bytes, feeding each range from `file`.
-Status feed(Session& s, const std::vector<uint8_t>& file, const std::function<Status()>& step) {
-  for (int round = 0; round < 8; ++round) {
-    Status st = step();
-    if (st || st.error().code != ErrorCode::need_bytes) return st;
-    for (const auto& r : st.error().need_bytes) {
-      SparseSource::Buffer b(static_cast<uint8_t*>(std::malloc(r.length)), [](uint8_t* p) { std::free(p); });
-      std::memcpy(b.get(), file.data() + r.offset, r.length);
-      REQUIRE(s.add_bytes(r.file, r.offset, std::move(b), r.length));
-    }
-  }
-  return make_error(ErrorCode::internal, "too many rounds");
-}
 
 // The whole output of a forget planned from `request`, as the JS side writes it.
 std::vector<uint8_t> forget_bytes(const std::string& input, const std::string& request, Session& s) {

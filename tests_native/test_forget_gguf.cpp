@@ -11,26 +11,15 @@
 
 #include "session/open.h"
 #include "session/session.h"
+#include "session_support.h"
 #include "support.h"
 
 using namespace amn;
 using amn::test::fixture_path;
+using amn::test::feed;
 using amn::test::read_file;
 
 namespace {
-
-Status feed(Session& s, const std::vector<uint8_t>& file, const std::function<Status()>& step) {
-  for (int round = 0; round < 8; ++round) {
-    Status st = step();
-    if (st || st.error().code != ErrorCode::need_bytes) return st;
-    for (const auto& r : st.error().need_bytes) {
-      SparseSource::Buffer b(static_cast<uint8_t*>(std::malloc(r.length)), [](uint8_t* p) { std::free(p); });
-      std::memcpy(b.get(), file.data() + r.offset, r.length);
-      REQUIRE(s.add_bytes(r.file, r.offset, std::move(b), r.length));
-    }
-  }
-  return make_error(ErrorCode::internal, "too many rounds");
-}
 
 // A safetensors file: the 16x256 fixture input as a layer weight, a norm, a weight whose
 // rows of 48 no K-quant (nor its fallback) divides, and a row of 64 (Q4_K falls back to Q5_0).

@@ -39,7 +39,7 @@ uint8_t f32_to_ue4m3(float x) {
   const int fp32_man = int((bits >> 20) & 0x7);
   int ue4m3_exp = fp32_exp + 7;
   if (ue4m3_exp <= 0) {
-    int man = quant::trunc_to_int(x * 512.0f + 0.5f);
+    int man = trunc_to_i32(x * 512.0f + 0.5f);
     if (man > 7) man = 7;
     if (man < 1) return 0;
     return uint8_t(man);
@@ -69,7 +69,7 @@ size_t quantize_mxfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_
       if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
     }
     // (uint8_t)float in C: GCC on x86-64 truncates to int32 and keeps the low byte.
-    const uint8_t e = amax > 0.0f ? uint8_t(quant::trunc_to_int(floor_log2(amax) - 2 + 127)) : 0;
+    const uint8_t e = amax > 0.0f ? uint8_t(trunc_to_i32(floor_log2(amax) - 2 + 127)) : 0;
     const float d = e8m0_to_f32_half(e);
     block_mxfp4 b{};
     b.e = e;

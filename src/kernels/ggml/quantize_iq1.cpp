@@ -14,7 +14,6 @@ namespace amn::ggml {
 namespace {
 
 using quant::IqTable;
-using quant::nearest_int;
 constexpr float kFltMax = 3.40282347e+38f;
 
 // The three values with the shift added (x_p) or subtracted (x_m), as ggml builds them.
@@ -111,7 +110,7 @@ bool encode_split(const IqTable& t, const float* xb, const float* weight, const 
 block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) {
   constexpr int block_size = 32;
   block_iq1_s y{};
-  y.d = quant::f32_to_fp16(0.f);
+  y.d = fp32_to_fp16(0.f);
   float scales[QK_K / block_size];
   int8_t shifts[QK_K / block_size];
   float weight[block_size], sumx[block_size + 1], sumw[block_size + 1];
@@ -180,7 +179,7 @@ block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) 
   }
   if (!max_scale) return y;
   const float d = max_scale / 15;
-  y.d = quant::f32_to_fp16(d * 1.125f);
+  y.d = fp32_to_fp16(d * 1.125f);
   const float id = 1 / d;
   for (int ib = 0; ib < QK_K / block_size; ++ib) {
     int l = quant::clamp_int(nearest_int(0.5f * (id * scales[ib] - 1)), 0, 7);
@@ -288,7 +287,7 @@ block_iq1_m encode_iq1_m(const IqTable& t, const float* xbl, const float* qwbl) 
     }
   }
   if (sumq2_f > 0) d = sumqx_f / sumq2_f;
-  const uint16_t s = quant::f32_to_fp16(d * 1.1125f);
+  const uint16_t s = fp32_to_fp16(d * 1.1125f);
   sc[0] = uint16_t(sc[0] | ((s & 0x000f) << 12));
   sc[1] = uint16_t(sc[1] | ((s & 0x00f0) << 8));
   sc[2] = uint16_t(sc[2] | ((s & 0x0f00) << 4));

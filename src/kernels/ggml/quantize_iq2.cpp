@@ -15,7 +15,6 @@ namespace amn::ggml {
 namespace {
 
 using quant::IqTable;
-using quant::nearest_int;
 constexpr int kMaxQ = 3;
 
 // The level of x at inverse scale id: nearest_int((id * x - 1) / 2) clamped to [0, 2].
@@ -52,77 +51,6 @@ void sums(int n, const float* weight, const float* xval, const int8_t* L, float&
     sumqx += w * xval[i] * q;
     sumq2 += w * q * q;
   }
-}
-
-// make_qp_quants (ggml-quants.c): levels 0..nmax for x >= 0 by a weighted search over 9
-// scales and up to 5 rounds of single-level moves; returns the scale. L is uint8 as in
-// ggml, so a negative level (of a sign-flipped element) wraps.
-float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights) {
-  float max = 0;
-  for (int i = 0; i < n; ++i) max = max > x[i] ? max : x[i];
-  if (max < quant::kGroupMaxEps) {
-    for (int i = 0; i < n; ++i) L[i] = 0;
-    return 0.f;
-  }
-  float iscale = float(nmax) / max;
-  for (int i = 0; i < n; ++i) L[i] = uint8_t(nearest_int(iscale * x[i]));
-  const float scale = 1 / iscale;
-  float best_mse = 0;
-  for (int i = 0; i < n; ++i) {
-    const float diff = x[i] - scale * float(L[i]);
-    const float w = quant_weights[i];
-    best_mse += w * diff * diff;
-  }
-  for (int is = -4; is <= 4; ++is) {
-    if (is == 0) continue;
-    const float iscale_is = (0.1f * float(is) + float(nmax)) / max;
-    const float scale_is = 1 / iscale_is;
-    float mse = 0;
-    for (int i = 0; i < n; ++i) {
-      int l = nearest_int(iscale_is * x[i]);
-      l = l < nmax ? l : nmax;
-      const float diff = x[i] - scale_is * float(l);
-      const float w = quant_weights[i];
-      mse += w * diff * diff;
-    }
-    if (mse < best_mse) {
-      best_mse = mse;
-      iscale = iscale_is;
-    }
-  }
-  float sumlx = 0, suml2 = 0;
-  for (int i = 0; i < n; ++i) {
-    int l = nearest_int(iscale * x[i]);
-    l = l < nmax ? l : nmax;
-    L[i] = uint8_t(l);
-    const float w = quant_weights[i];
-    sumlx += w * x[i] * float(l);
-    suml2 += w * float(l) * float(l);
-  }
-  for (int itry = 0; itry < 5; ++itry) {
-    int n_changed = 0;
-    for (int i = 0; i < n; ++i) {
-      const float w = quant_weights[i];
-      float slx = sumlx - w * x[i] * float(L[i]);
-      float sl2 = suml2 - w * float(L[i]) * float(L[i]);
-      if (slx > 0 && sl2 > 0) {
-        int new_l = nearest_int(x[i] * sl2 / slx);
-        new_l = new_l < nmax ? new_l : nmax;
-        if (new_l != L[i]) {
-          slx += w * x[i] * float(new_l);
-          sl2 += w * float(new_l) * float(new_l);
-          if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-            L[i] = uint8_t(new_l);
-            sumlx = slx;
-            suml2 = sl2;
-            ++n_changed;
-          }
-        }
-      }
-    }
-    if (!n_changed) break;
-  }
-  return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
 // The 16-element search IQ2_XS and IQ2_S share: 19 trial scales (5 + 0.1 is) / max, the
@@ -163,7 +91,7 @@ int scale_code(float id, float scale) { return quant::clamp_int(nearest_int(0.5f
 
 block_iq2_xxs encode_iq2_xxs(const IqTable& t, const float* xbl, const float* qwbl) {
   block_iq2_xxs y{};
-  y.d = quant::f32_to_fp16(0.f);
+  y.d = fp32_to_fp16(0.f);
   uint32_t q2[2 * (QK_K / 32)] = {};
   float scales[QK_K / 32];
   float weight[32], xval[32], waux[32];
@@ -179,7 +107,7 @@ block_iq2_xxs encode_iq2_xxs(const IqTable& t, const float* xbl, const float* qw
     for (int k = 0; k < 4; ++k) block_signs[k] = quant::even_parity_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
     float max = xval[0];
     for (int i = 1; i < 32; ++i) max = max > xval[i] ? max : xval[i];
-    if (max < quant::kGroupMaxEps) {
+    if (max < kGroupMaxEps) {
       scales[ib] = 0;
       continue;
     }
@@ -223,7 +151,7 @@ block_iq2_xxs encode_iq2_xxs(const IqTable& t, const float* xbl, const float* qw
   }
   if (!max_scale) return y;  // qs all zero
   const float d = max_scale / 31;
-  y.d = quant::f32_to_fp16(d);
+  y.d = fp32_to_fp16(d);
   const float id = 1 / d;
   for (int ib = 0; ib < QK_K / 32; ++ib) q2[2 * ib + 1] |= uint32_t(scale_code(id, scales[ib])) << 28;
   std::memcpy(y.qs, q2, sizeof y.qs);
@@ -234,7 +162,7 @@ block_iq2_xxs encode_iq2_xxs(const IqTable& t, const float* xbl, const float* qw
 template <class Block, bool is_s>
 Block encode_iq2_16(const IqTable& t, const float* xbl, const float* qwbl) {
   Block y{};
-  y.d = quant::f32_to_fp16(0.f);
+  y.d = fp32_to_fp16(0.f);
   uint16_t q2[2 * (QK_K / 16)] = {};  // IQ2_XS: index | signs << 9
   float scales[QK_K / 16];
   float weight[16], xval[16], waux[16];
@@ -268,7 +196,7 @@ Block encode_iq2_16(const IqTable& t, const float* xbl, const float* qwbl) {
     float max = xval[0];
     for (int i = 1; i < 16; ++i) max = max > xval[i] ? max : xval[i];
     std::memset(L, 0, 16);
-    if (max < (is_s ? quant::kGroupMaxEpsIq2s : quant::kGroupMaxEps)) {
+    if (max < (is_s ? quant::kGroupMaxEpsIq2s : kGroupMaxEps)) {
       scales[ib] = 0;
       continue;
     }
@@ -297,7 +225,7 @@ Block encode_iq2_16(const IqTable& t, const float* xbl, const float* qwbl) {
     return y;
   }
   const float d = max_scale / 31;
-  y.d = quant::f32_to_fp16(is_s ? d * 0.9875f : d);
+  y.d = fp32_to_fp16(is_s ? d * 0.9875f : d);
   const float id = 1 / d;
   for (int ib = 0; ib < QK_K / 16; ++ib) {
     const int l = scale_code(id, scales[ib]);

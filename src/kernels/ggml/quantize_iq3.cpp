@@ -13,7 +13,6 @@ namespace amn::ggml {
 namespace {
 
 using quant::IqTable;
-using quant::nearest_int;
 constexpr int kMaxQ = 8;
 
 // Levels of 4 elements at inverse scale id (nearest_int((id x - 1) / 2) in [0, 7]); off
@@ -128,7 +127,7 @@ int scale_code(float id, float scale) { return quant::clamp_int(nearest_int(0.5f
 
 block_iq3_xxs encode_iq3_xxs(const IqTable& t, const float* xbl, const float* qwbl) {
   block_iq3_xxs y{};
-  y.d = quant::f32_to_fp16(0.f);
+  y.d = fp32_to_fp16(0.f);
   uint8_t q3[3 * (QK_K / 8) + QK_K / 32] = {};
   uint32_t scales_and_signs[QK_K / 32] = {};  // at q3 + QK_K / 4
   float scales[QK_K / 32];
@@ -148,7 +147,7 @@ block_iq3_xxs encode_iq3_xxs(const IqTable& t, const float* xbl, const float* qw
   }
   if (!max_scale) return y;  // qs all zero
   const float d = max_scale / 31;
-  y.d = quant::f32_to_fp16(d * 1.0125f);
+  y.d = fp32_to_fp16(d * 1.0125f);
   const float id = 1 / d;
   for (int ib = 0; ib < QK_K / 32; ++ib) scales_and_signs[ib] |= uint32_t(scale_code(id, scales[ib])) << 28;
   std::memcpy(y.qs, q3, QK_K / 4);
@@ -158,7 +157,7 @@ block_iq3_xxs encode_iq3_xxs(const IqTable& t, const float* xbl, const float* qw
 
 block_iq3_s encode_iq3_s(const IqTable& t, const float* xbl, const float* qwbl) {
   block_iq3_s y{};
-  y.d = quant::f32_to_fp16(0.f);
+  y.d = fp32_to_fp16(0.f);
   float scales[QK_K / 32];
   float max_scale = 0;
   const float sigma2 = 2 * quant::sum_squares(xbl) / QK_K;
@@ -184,7 +183,7 @@ block_iq3_s encode_iq3_s(const IqTable& t, const float* xbl, const float* qwbl) 
   }
   if (!max_scale) return y;
   const float d = max_scale / 31;
-  y.d = quant::f32_to_fp16(d * 1.033f);
+  y.d = fp32_to_fp16(d * 1.033f);
   const float id = 1 / d;
   for (int ib = 0; ib < QK_K / 32; ib += 2) {
     y.scales[ib / 2] = uint8_t(scale_code(id, scales[ib + 0]) | (scale_code(id, scales[ib + 1]) << 4));

@@ -36,7 +36,7 @@ void quantize_iq4_super_block(int super_block_size, const float* x, const float*
   for (int j = 0; j < super_block_size; ++j) sigma2 += x[j] * x[j];
   sigma2 *= 2.f / float(super_block_size);
 
-  out.d = quant::f32_to_fp16(0.f);
+  out.d = fp32_to_fp16(0.f);
 
   float max_scale = 0, amax_scale = 0;
   for (int ib = 0; ib < super_block_size / block_size; ++ib) {
@@ -51,7 +51,7 @@ void quantize_iq4_super_block(int super_block_size, const float* x, const float*
         max = xb[j];
       }
     }
-    if (amax < quant::kGroupMaxEps) {
+    if (amax < kGroupMaxEps) {
       scales[ib] = 0;
       continue;
     }
@@ -97,10 +97,10 @@ void quantize_iq4_super_block(int super_block_size, const float* x, const float*
     // IQ4_XS: the super-block scale d = -max_scale / 32 (signed: the sub-scales are
     // 6-bit l - 32), each sub-block requantized at d * l.
     const float d = -max_scale / 32;
-    out.d = quant::f32_to_fp16(d);
+    out.d = fp32_to_fp16(d);
     const float id = d != 0.0f ? 1 / d : 0.f;
     for (int ib = 0; ib < super_block_size / block_size; ++ib) {
-      int l = quant::nearest_int(id * scales[ib]);
+      int l = nearest_int(id * scales[ib]);
       l = quant::clamp_int(l, -32, 31);
       const float dl = d * float(l);
       const float idl = dl != 0.0f ? 1 / dl : 0.f;
@@ -116,7 +116,7 @@ void quantize_iq4_super_block(int super_block_size, const float* x, const float*
     }
   } else {
     // IQ4_NL: the block's own d; with ntry > 0 every element is requantized at it.
-    out.d = quant::f32_to_fp16(scales[0]);
+    out.d = fp32_to_fp16(scales[0]);
     const float id = scales[0] != 0.0f ? 1 / scales[0] : 0;
     for (int j = 0; j < super_block_size; ++j) L[j] = uint8_t(quant::best_index_int8(16, values, id * x[j]));
   }

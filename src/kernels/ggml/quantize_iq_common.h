@@ -1,6 +1,8 @@
-// What ggml's IQ / ternary / FP4 encoders share (ggml-quants.c at the commit named in
-// blocks.h): rounding helpers whose exact bit behaviour the output depends on, the
-// per-group "all zero" thresholds, and F32 -> F16 as ggml rounds it.
+// What ggml's IQ / ternary / FP4 encoders share beyond quantize_search.h (nearest_int,
+// trunc_to_i32, fp32_to_fp16, make_qp_quants, kGroupMaxEps, shared with the legacy and K
+// encoders; ggml-quants.c at the commit named in blocks.h): the nearest-value search,
+// more rounding helpers whose exact bit behaviour the output depends on, and the other
+// per-group "all zero" thresholds.
 #pragma once
 #include <climits>
 #include <cmath>
@@ -10,25 +12,16 @@
 
 #include "kernels/cast.h"
 #include "kernels/ggml/blocks.h"
+#include "kernels/ggml/quantize_search.h"
 
 namespace amn::ggml::quant {
 
-// ggml's GROUP_MAX_EPS*: a group whose largest magnitude is below these counts as zero.
-inline constexpr float kGroupMaxEps = 1e-15f;
+// ggml's GROUP_MAX_EPS* beyond kGroupMaxEps (quantize_search.h): a group whose largest
+// magnitude is below these counts as zero.
 inline constexpr float kGroupMaxEpsIq3xxs = 1e-8f;
 inline constexpr float kGroupMaxEpsIq2s = 1e-8f;
 inline constexpr float kGroupMaxEpsIq1m = 1e-7f;
 inline constexpr float kGroupMaxEpsIq1s = 1e-12f;
-
-// ggml's nearest_int: round half to even through the F32 magic number 1.5 * 2^23. Kept
-// as the bit trick rather than lrintf so that out-of-range inputs (ggml only asserts
-// |x| <= 4194303 in debug builds) give the same garbage ggml's release build gives.
-inline int nearest_int(float fval) {
-  const float val = fval + 12582912.f;
-  int32_t i;
-  std::memcpy(&i, &val, sizeof i);
-  return (i & 0x007fffff) - 0x00400000;
-}
 
 // ggml's best_index_int8: the index of the nearest of n ascending values (binary
 // search; a tie between two neighbours goes to the upper one).
@@ -43,19 +36,7 @@ inline int best_index_int8(int n, const int8_t* val, float x) {
   return x - val[mu - 1] < val[mu] - x ? mu - 1 : mu;
 }
 
-// GGML_FP32_TO_FP16: the project's scalar cast is ggml_compute_fp32_to_fp16, operation
-// for operation (kernels/cast_scalar.cpp).
-inline ggml_half f32_to_fp16(float f) { return scalar::f32_to_f16(f); }
-
 inline int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-// C's (int)f as x86-64 computes it (cvttss2si): truncation, and INT32_MIN for NaN and
-// out-of-range values, where C++ leaves the conversion undefined. Hostile rows (NaN,
-// Inf) thus give ggml's x86 bytes instead of undefined behaviour.
-inline int32_t trunc_to_int(float f) {
-  if (!(f > -2147483648.0f && f < 2147483648.0f)) return INT32_MIN;
-  return int32_t(f);
-}
 
 // C's (int)lroundf(f) as glibc on x86-64 computes it: round half away from zero; NaN
 // and out-of-range give LONG_MIN, whose low 32 bits are 0.

@@ -17,7 +17,7 @@ size_t quantize_q1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_r
     float sum_abs = 0.0f;
     for (int j = 0; j < qk; ++j) sum_abs += std::fabs(x[j]);
     block_q1_0 b{};
-    b.d = quant::f32_to_fp16(sum_abs / float(qk));
+    b.d = fp32_to_fp16(sum_abs / float(qk));
     for (int j = 0; j < qk; ++j) {
       if (x[j] >= 0.0f) b.qs[j / 8] |= uint8_t(1 << (j % 8));
     }
@@ -40,9 +40,9 @@ size_t quantize_q2_0(const float* src, void* dst, int64_t nrows, int64_t n_per_r
     const float d = amax;
     const float id = d > 0.0f ? 1.0f / d : 0.0f;
     block_q2_0 b{};
-    b.d = quant::f32_to_fp16(d);
+    b.d = fp32_to_fp16(d);
     for (int j = 0; j < qk; ++j) {
-      const int32_t r = quant::trunc_to_int(std::round(x[j] * id));
+      const int32_t r = trunc_to_i32(std::round(x[j] * id));
       const int q = r < 0 ? 0 : r > 2 ? 3 : r + 1;  // (int)roundf + 1, clamped to [0, 3]
       b.qs[j / 4] |= uint8_t(q << ((j % 4) * 2));
     }

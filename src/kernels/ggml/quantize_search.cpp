@@ -11,17 +11,6 @@
 
 namespace amn::ggml {
 
-int nearest_int(float x) {
-  const float val = x + 12582912.f;
-  const int i = bit_cast<int>(val);
-  return (i & 0x007fffff) - 0x00400000;
-}
-
-int32_t trunc_to_i32(float x) {
-  if (!(x >= -2147483648.0f && x < 2147483648.0f)) return INT32_MIN;
-  return static_cast<int32_t>(x);
-}
-
 uint16_t fp32_to_fp16(float f) {
   const float scale_to_inf = 0x1.0p+112f;
   const float scale_to_zero = 0x1.0p-110f;

@@ -5,7 +5,10 @@
 // without FMA (baseline x86-64), where every multiply and add rounds separately, and a
 // fused multiply-add would change Q2_K, Q4_K and Q5_K bytes (blocks.h).
 #pragma once
+#include <climits>
 #include <cstdint>
+
+#include "core/bytes.h"  // bit_cast
 
 namespace amn::ggml {
 
@@ -14,13 +17,20 @@ inline constexpr float kGroupMaxEps = 1e-15f;
 
 // ggml's nearest_int: round to nearest (ties to even) through the F32 mantissa of
 // x + 1.5 * 2^23. ggml asserts |x| <= 4194303; beyond it (or for NaN) the result is
-// whatever those bits give, computed the same way here.
-int nearest_int(float x);
+// whatever those bits give, computed the same way here. Inline: every encoder's inner
+// loops call it.
+inline int nearest_int(float x) {
+  const float val = x + 12582912.f;
+  return (bit_cast<int>(val) & 0x007fffff) - 0x00400000;
+}
 
 // C's conversion of a float to a narrow integer as ggml's x86-64 build performs it: to
 // int32 by truncation (cvttss2si, INT32_MIN for NaN and out-of-range values, where C
 // leaves the result undefined), then the low bits. Every target does the same here.
-int32_t trunc_to_i32(float x);
+inline int32_t trunc_to_i32(float x) {
+  if (!(x >= -2147483648.0f && x < 2147483648.0f)) return INT32_MIN;
+  return static_cast<int32_t>(x);
+}
 
 // ggml's MAX and MIN macros on floats (which differ from std::max/min for NaN and for
 // signed zeros: the second argument wins a tie).

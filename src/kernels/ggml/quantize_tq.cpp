@@ -40,7 +40,7 @@ size_t quantize_tq1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_
     const float d = absmax(x, QK_K);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     block_tq1_0 b{};
-    b.d = quant::f32_to_fp16(d);
+    b.d = fp32_to_fp16(d);
     constexpr size_t kQs = sizeof(b.qs), kQh = sizeof(b.qh);
     for (size_t j = 0; j < kQs - kQs % 32; j += 32) {
       for (size_t m = 0; m < 32; ++m) b.qs[j + m] = pack_trits(x + m, 32, 5, id, false);
@@ -66,7 +66,7 @@ size_t quantize_tq2_0(const float* src, void* dst, int64_t nrows, int64_t n_per_
     const float d = absmax(x, QK_K);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     block_tq2_0 b{};
-    b.d = quant::f32_to_fp16(d);
+    b.d = fp32_to_fp16(d);
     for (size_t j = 0; j < sizeof(b.qs); j += 32) {
       for (size_t m = 0; m < 32; ++m) {
         uint8_t q = 0;
