@@ -279,7 +279,7 @@ export interface ConvertResult {
 }
 
 /** The schemes forget() writes (docs/cli.md "Forget"). */
-export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block' | 'fp8-channel' | 'fp8-tensor';
+export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block' | 'fp8-channel' | 'fp8-tensor' | 'mxfp4' | 'nvfp4' | 'mlx';
 
 /** The ggml types forget({ to: 'gguf' }) writes (any case). */
 export type GgufForgetType = 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'Q2_K' | 'Q3_K' | 'Q4_K' |
@@ -301,6 +301,10 @@ export interface ForgetOptions {
   blocksize?: number;
   /** nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics). */
   doubleQuant?: boolean;
+  /** mlx: bits per weight, 2, 3, 4, 5, 6 or 8 (default 4). */
+  bits?: 2 | 3 | 4 | 5 | 6 | 8;
+  /** mlx: weights per scale and bias, 32, 64 or 128 (default 64). */
+  groupSize?: 32 | 64 | 128;
   /** Name globs kept as stored. */
   skip?: string | string[];
   /** Name globs quantized instead of the producer's own choice. */

@@ -133,8 +133,8 @@ export class Model {
     });
   }
 
-  /** Quantizes the model as the scheme's producer would (`scheme`: 'nf4', 'fp4', 'int8';
-   *  `blocksize`, `doubleQuant`, `skip` / `only` name globs, `strict`) and streams it to
+  /** Quantizes the model as the scheme's producer would (`scheme`: 'nf4', 'fp4', 'int8',
+   *  'mlx', ...; `blocksize`, `doubleQuant` for nf4 / fp4; `bits`, `groupSize` for mlx; `skip` / `only` name globs, `strict`) and streams it to
    *  `sink`: one safetensors file, or with `openShard(name)` (or in Node a folder path)
    *  a folder holding model.safetensors and config.json with the producer's
    *  quantization_config. `to: 'gguf'` with a ggml type as `scheme` ('Q4_K', 'q8_0';
@@ -142,7 +142,7 @@ export class Model {
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
-  async forget({ scheme, to, pure = false, ggufKv, ggufMetadata, blocksize, doubleQuant = false, skip, only,
+  async forget({ scheme, to, pure = false, ggufKv, ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only,
     strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress, signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
       throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
@@ -156,7 +156,8 @@ export class Model {
     const path = nodePath(sink);
     const request = {
       verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
-      ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, skip: skip ?? null,
+      ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, bits: bits ?? null,
+      groupSize: groupSize ?? null, skip: skip ?? null,
       only: only ?? null, strict, output: path === null ? null : String(path),
       like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales,
     };

@@ -8,6 +8,7 @@
 #include "schemes/forget_ct.h"
 #include "schemes/forget_fp8.h"
 #include "schemes/forget_gguf.h"
+#include "schemes/forget_mlx.h"
 #include "schemes/forget_mxfp4.h"
 #include "schemes/forget_nvfp4.h"
 
@@ -27,7 +28,7 @@ constexpr std::array kSchemes = {
     ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor (llm-compressor)"sv, true},
     ForgetSchemeRow{"mxfp4"sv, "transformers quantize_to_mxfp4 (OCP MX FP4, gpt-oss _blocks/_scales)"sv, true},
     ForgetSchemeRow{"nvfp4"sv, "compressed-tensors nvfp4-pack-quantized (llm-compressor NVFP4A16)"sv, true},
-    ForgetSchemeRow{"mlx"sv, "MLX mx.quantize"sv, false},
+    ForgetSchemeRow{"mlx"sv, "MLX mx.quantize (affine; mlx-lm weight/scales/biases)"sv, true},
 };
 
 }  // namespace
@@ -42,6 +43,9 @@ Status no_bnb_settings(const ForgetSettings& s) {
 bool is_forgettable_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
 Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
+  if ((s.bits || s.group_size) && (s.gguf || s.scheme != "mlx")) {
+    return make_error(ErrorCode::invalid_argument, (s.bits ? "bits" : "group size") + std::string(": only mlx takes it, not ") + s.scheme);
+  }
   if (s.gguf) return make_gguf_forgetter(s);
   for (const auto& row : kSchemes) {
     if (row.name != s.scheme) continue;
@@ -54,6 +58,7 @@ Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
     if (s.scheme == "fp8-channel" || s.scheme == "fp8-tensor") return make_ct_forgetter(s);
     if (s.scheme == "nvfp4") return make_nvfp4_forgetter(s);
     if (s.scheme == "mxfp4") return make_mxfp4_forgetter(s);
+    if (s.scheme == "mlx") return make_mlx_forgetter(s);
   }
   std::string names;
   for (const auto& row : kSchemes) names += (names.empty() ? "" : ", ") + std::string(row.name);

@@ -27,6 +27,8 @@ struct ForgetSettings {
   std::string scheme;          // a forget_scheme_rows() name
   uint64_t blocksize = 0;      // bitsandbytes 4-bit: 0 = the producer's default (64)
   bool double_quant = false;   // bitsandbytes 4-bit: quantize the absmax too
+  uint32_t bits = 0;           // mlx: 0 = the producer's default (4)
+  uint64_t group_size = 0;     // mlx: 0 = the producer's default (64)
   // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes
   // it (--like); false: gpt-oss expert parameters are transformers' [E, in, out].
   bool linear_orientation = false;
@@ -57,6 +59,9 @@ class Forgetter {
   }
   // The producer's quantization_config object (JSON), as its config.json carries it.
   virtual std::string quantization_config_json() const = 0;
+  // Other top-level config.json keys that carry the same object (mlx-lm writes
+  // "quantization" and mirrors it as "quantization_config").
+  virtual std::vector<std::string> quantization_config_mirrors() const { return {}; }
   // "nf4, blocksize 64, double quantization": the settings in words, for reports.
   virtual std::string describe() const = 0;
   // Whether the input fits what the forgetter was made for (--like: REF's weights and

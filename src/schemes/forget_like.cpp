@@ -11,11 +11,13 @@
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/mlx_encode.h"
 #include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/quant/bnb.h"
 #include "kernels/quant/fp4.h"
 #include "kernels/quant/fp8.h"
+#include "kernels/quant/mlx.h"
 #include "schemes/bnb_state.h"
 #include "schemes/forget_util.h"
 
@@ -36,7 +38,8 @@ struct LikeWeight {
   uint64_t blocksize = 0;           // bnb4
   quant::Bnb4Type type = quant::Bnb4Type::nf4;
   lethe::Fp8Block block;
-  std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale; mxfp4: its E8M0 scales
+  std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale; mxfp4: its E8M0 scales; mlx: scales
+  std::vector<uint8_t> biases;       // mlx: REF's biases (scale_dtype, as the scales)
   float global_scale = 1.0f;         // nvfp4: REF's weight_global_scale
 };
 
@@ -59,6 +62,7 @@ class ReuseOp final : public EncodeOp {
     if (w_->scheme == "int8" || w_->scheme == "fp8-channel" || w_->scheme == "fp8-tensor") return cols_;
     if (w_->scheme == "fp8-block") return w_->block.rows * cols_;
     if (w_->scheme == "nvfp4" || w_->scheme == "mxfp4") return cols_ / 2;
+    if (w_->scheme == "mlx") return cols_ * w_->settings.bits / 8;
     return w_->blocksize / 2;
   }
   LetheSums distance() const override { return sums_.total(); }
@@ -126,6 +130,23 @@ class ReuseOp final : public EncodeOp {
       lethe::mxfp4_quantize_rows(values.data(), r1 - r0, cols_, out, scales.data(), true);
       quant::dequantize_mxfp4_rows({r1 - r0, cols_ / 32}, out, scales.data(), 0, r1 - r0, DType::F32,
                                    reinterpret_cast<uint8_t*>(back.data()));
+      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+    } else if (w.scheme == "mlx") {
+      const uint32_t bits = w.settings.bits;
+      const uint64_t group = w.settings.group_size, row_bytes = cols_ * bits / 8;
+      const uint64_t r0 = begin / row_bytes, r1 = end / row_bytes;
+      const uint64_t scale_row = (cols_ / group) * dtype_info(w.scale_dtype).block_bytes;
+      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * scale_row),
+                                  w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * scale_row));
+      std::vector<uint8_t> biases(w.biases.begin() + static_cast<ptrdiff_t>(r0 * scale_row),
+                                  w.biases.begin() + static_cast<ptrdiff_t>(r1 * scale_row));
+      lethe::mlx_affine_quantize_rows(values.data(), r1 - r0, cols_, bits, group, w.scale_dtype, out, scales.data(),
+                                      biases.data(), true);
+      quant::MlxParams q{bits, group, r1 - r0, cols_, w.scale_dtype};
+      AMN_TRY(quant::dequantize_mlx_rows(q, {{out, (r1 - r0) * row_bytes}, scales, biases}, 0, r1 - r0, DType::F32,
+                                         {reinterpret_cast<uint8_t*>(back.data()), back.size() * 4}));
       for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     } else {  // fp8-block
       const uint64_t r0 = begin / cols_, r1 = end / cols_;
@@ -204,6 +225,9 @@ class LikeForgetter final : public Forgetter {
     if (!config_.empty()) return config_;
     return own(*weights_.begin()->second)->quantization_config_json();
   }
+  std::vector<std::string> quantization_config_mirrors() const override {
+    return own(*weights_.begin()->second)->quantization_config_mirrors();
+  }
   std::string describe() const override {
     std::map<std::string, int> count;
     for (const auto& [_, w] : weights_) ++count[own(*w)->describe()];
@@ -225,7 +249,8 @@ class LikeForgetter final : public Forgetter {
 
  private:
   const Forgetter* own(const LikeWeight& w) const {
-    auto key = w.scheme + "/" + std::to_string(w.settings.blocksize) + "/" + (w.settings.double_quant ? "1" : "0");
+    auto key = w.scheme + "/" + std::to_string(w.settings.blocksize) + "/" + (w.settings.double_quant ? "1" : "0") +
+               "/" + std::to_string(w.settings.bits) + "/" + std::to_string(w.settings.group_size);
     auto it = own_.find(key);
     if (it == own_.end()) it = own_.emplace(key, std::move(make_forgetter(w.settings)).value()).first;
     return it->second.get();
@@ -305,6 +330,17 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       w->scheme = "nvfp4";  // compressed-tensors (ModelOpt's `weight` / `weight_scale_2` is not written)
     } else if (l.scheme == "mxfp4" && part.count("blocks") && part.count("scales")) {
       w->scheme = "mxfp4";
+    } else if (l.scheme == "mlx" && part.count("scales") && part.count("biases") && !l.shape.empty() && l.shape.back()) {
+      // Affine (the floating-point modes have no biases): bits and group from the shapes,
+      // which detection checked against the config.
+      const TensorRecord& q = ref.tensors[part["weight"]];
+      const TensorRecord& sc = ref.tensors[part["scales"]];
+      if (!sc.shape.empty() && sc.shape.back() && is_forgettable_dtype(sc.dtype)) {
+        w->scheme = "mlx";
+        w->settings.bits = static_cast<uint32_t>(q.shape.back() * 32 / l.shape.back());
+        w->settings.group_size = l.shape.back() / sc.shape.back();
+        w->scale_dtype = sc.dtype;
+      }
     }
     if (w->scheme.empty()) {
       return make_error(ErrorCode::invalid_argument, "--like: " + quote(l.name) + " is " + l.scheme + " (" + l.variant +
@@ -359,6 +395,9 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
       load_f32(bytes["scale"], sc.dtype, 0, sc.elements, w->scales.data());
     } else if (w->scheme == "mxfp4") {
       w->scale_codes = bytes["scales"];
+    } else if (w->scheme == "mlx") {
+      w->scale_codes = bytes["scales"];
+      w->biases = bytes["biases"];
     } else if (w->scheme == "nvfp4") {
       w->scale_codes = bytes["weight_scale"];
       std::memcpy(&w->global_scale, bytes["weight_global_scale"].data(), 4);  // F32 [1]: detection checked it

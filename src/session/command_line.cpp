@@ -61,8 +61,19 @@ CLI::Option* add_flag(CLI::App* app, OptionId id, bool& flag) {
   return app->add_flag(std::string(row.flags), flag, std::string(row.help));
 }
 
+// A positive whole number given as text, or 0 when not given.
+Result<uint64_t> whole_number(const std::string& text, OptionId id) {
+  if (text.empty()) return uint64_t{0};
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || n == 0 || text[0] == '-') {
+    return make_error(ErrorCode::invalid_argument, option_name(id, Surface::cli) + " must be a positive whole number");
+  }
+  return uint64_t{n};
+}
+
 struct Raw {
-  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize, like;
+  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize, bits, group_size, like;
   std::vector<std::string> gguf_kv, skip, only;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
        strict = false, reuse_scales = false, pure = false;
@@ -132,14 +143,9 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   }
   if (verb == Verb::forget) {
     r.scheme = raw.scheme;
-    if (!raw.blocksize.empty()) {
-      char* end = nullptr;
-      const unsigned long long b = std::strtoull(raw.blocksize.c_str(), &end, 10);
-      if (end == raw.blocksize.c_str() || *end != '\0' || b == 0) {
-        return make_error(ErrorCode::invalid_argument, "--blocksize must be a positive whole number");
-      }
-      r.blocksize = b;
-    }
+    AMN_ASSIGN(r.blocksize, whole_number(raw.blocksize, OptionId::blocksize));
+    AMN_ASSIGN(r.bits, whole_number(raw.bits, OptionId::bits));
+    AMN_ASSIGN(r.group_size, whole_number(raw.group_size, OptionId::group_size));
     r.double_quant = raw.double_quant;
     r.skip = raw.skip;
     r.only = raw.only;
@@ -215,6 +221,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[4], OptionId::output, raw.output);
   add(verbs[4], OptionId::blocksize, raw.blocksize);
   add_flag(verbs[4], OptionId::double_quant, raw.double_quant);
+  add(verbs[4], OptionId::bits, raw.bits);
+  add(verbs[4], OptionId::group_size, raw.group_size);
   add(verbs[4], OptionId::skip, raw.skip);
   add(verbs[4], OptionId::only, raw.only);
   add_flag(verbs[4], OptionId::strict, raw.strict);

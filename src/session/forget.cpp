@@ -109,13 +109,21 @@ std::string forget_config_json(const Model& model, const Forgetter& forgetter) {
   simdjson::dom::object config;
   if (parser.parse(model.config_json).get_object().get(config)) return {};
   std::string merged = "{";
+  const auto mirrors = forgetter.quantization_config_mirrors();
+  auto replaced = [&](std::string_view key) {
+    return key == "quantization_config" || std::find(mirrors.begin(), mirrors.end(), key) != mirrors.end();
+  };
   for (auto kv : config) {
-    if (kv.key == "quantization_config") continue;
+    if (replaced(kv.key)) continue;
     if (merged.size() > 1) merged += ',';
     append_json_string(merged, kv.key);
     merged += ':' + simdjson::to_string(kv.value);
   }
   if (merged.size() > 1) merged += ',';
+  for (const auto& key : mirrors) {
+    append_json_string(merged, key);
+    merged += ':' + forgetter.quantization_config_json() + ',';
+  }
   merged += "\"quantization_config\":" + forgetter.quantization_config_json() + "}";
   simdjson::dom::parser again;
   simdjson::dom::element root;

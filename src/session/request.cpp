@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 26> kOptions = {{
+const std::array<OptionRow, 28> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -60,6 +60,9 @@ const std::array<OptionRow, 26> kOptions = {{
      "nf4 / fp4: elements per absmax block, a power of two from 32 to 4096 (default 64)", kAny},
     {OptionId::double_quant, "doubleQuant", "--double-quant", "",
      "nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics)", kAny},
+    {OptionId::bits, "bits", "--bits", "N", "mlx: bits per weight, 2, 3, 4, 5, 6 or 8 (default 4)", kAny},
+    {OptionId::group_size, "groupSize", "--group-size", "N",
+     "mlx: weights per scale and bias, 32, 64 or 128 (default 64)", kAny},
     {OptionId::skip, "skip", "--skip", "GLOB", "keep tensors whose names match as stored (repeatable)", kAny},
     {OptionId::only, "only", "--only", "GLOB",
      "quantize exactly the tensors whose names match, instead of the producer's choice (repeatable)", kAny},
@@ -236,6 +239,10 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       r.scheme = std::string(text);
     } else if (key == "blocksize") {
       AMN_ASSIGN(r.blocksize, positive_integer(kv.value, OptionId::blocksize, surface));
+    } else if (key == "bits") {
+      AMN_ASSIGN(r.bits, positive_integer(kv.value, OptionId::bits, surface));
+    } else if (key == "groupSize") {
+      AMN_ASSIGN(r.group_size, positive_integer(kv.value, OptionId::group_size, surface));
     } else if (key == "doubleQuant") {
       AMN_TRY(as_bool(OptionId::double_quant, r.double_quant));
     } else if (key == "strict") {
@@ -308,6 +315,12 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("blocksize");
     if (r.blocksize) w.value(r.blocksize);
     else w.null();
+    w.key("bits");
+    if (r.bits) w.value(r.bits);
+    else w.null();
+    w.key("groupSize");
+    if (r.group_size) w.value(r.group_size);
+    else w.null();
     w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
     w.key("strict").value(r.strict).key("like").string_or_null(r.like).key("reuseScales").value(r.reuse_scales);
     w.key("pure").value(r.pure);
@@ -325,6 +338,9 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   for (auto& c : s.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   s.blocksize = r.blocksize;
   s.double_quant = r.double_quant;
+  // Beyond any scheme's range (mlx's largest is 8 bits, 128 a group): the scheme says so.
+  s.bits = static_cast<uint32_t>(std::min<uint64_t>(r.bits, 1000));
+  s.group_size = std::min<uint64_t>(r.group_size, 1u << 30);
   s.gguf = r.to == OutputFormat::gguf;
   s.pure = r.pure;
   if (r.pure && !s.gguf) {
@@ -336,9 +352,13 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
                " gguf)");
   }
   if (!r.like.empty()) {  // the settings are REF's (schemes/forget_like.h checks the scheme)
-    if (r.blocksize || r.double_quant) {
+    if (r.blocksize || r.double_quant || r.bits || r.group_size) {
+      const OptionId given = r.blocksize ? OptionId::blocksize
+                             : r.double_quant ? OptionId::double_quant
+                             : r.bits         ? OptionId::bits
+                                              : OptionId::group_size;
       return bad(option_name(OptionId::like, surface) + " takes the settings from the reference: leave out " +
-                 option_name(r.blocksize ? OptionId::blocksize : OptionId::double_quant, surface));
+                 option_name(given, surface));
     }
     return s;
   }
@@ -349,6 +369,10 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
     // The scheme names a bad setting by its request key; say it as the surface spells it.
     if (e.message.rfind("blocksize ", 0) == 0) {
       e.message = option_name(OptionId::blocksize, surface) + e.message.substr(9);
+    } else if (e.message.rfind("bits", 0) == 0) {
+      e.message = option_name(OptionId::bits, surface) + e.message.substr(4);
+    } else if (e.message.rfind("group size", 0) == 0) {
+      e.message = option_name(OptionId::group_size, surface) + e.message.substr(10);
     }
     return e;
   }

@@ -29,7 +29,7 @@ enum class Surface : uint8_t { cli, api };
 enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
-  scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure,
+  scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
 };
 
 struct OptionRow {
@@ -69,6 +69,7 @@ struct ConvertRequest {
   std::string scheme;
   uint64_t blocksize = 0;  // 0: the scheme's default
   bool double_quant = false;
+  uint64_t bits = 0, group_size = 0;  // mlx; 0: the scheme's default
   std::vector<std::string> skip, only;
   bool strict = false;
   std::string like;           // a reference model: its scheme, settings and weights

@@ -18,6 +18,7 @@ export class ForgetPanel {
     this.ui = {
       form: $('forget-form'), scheme: $('forget-scheme'), fourBit: $('forget-4bit'),
       blocksize: $('forget-blocksize'), doubleQuant: $('forget-double-quant'), skip: $('forget-skip'),
+      mlx: $('forget-mlx'), bits: $('forget-bits'), groupSize: $('forget-group-size'),
       button: $('forget-button'), result: $('forget-result'), lethe: $('lethe'),
       summary: $('lethe-summary'), body: $('lethe-body'), table: $('lethe-table'),
     };
@@ -54,6 +55,7 @@ export class ForgetPanel {
   #showSettings() {
     const s = this.ui.scheme.value;
     this.ui.fourBit.hidden = !(s === 'nf4' || s === 'fp4');
+    this.ui.mlx.hidden = s !== 'mlx';
   }
 
   async run() {
@@ -68,6 +70,8 @@ export class ForgetPanel {
       to: gguf ? 'gguf' : undefined,
       blocksize: fourBit ? Number(ui.blocksize.value) : undefined,
       doubleQuant: fourBit && ui.doubleQuant.checked,
+      bits: scheme === 'mlx' ? Number(ui.bits.value) : undefined,
+      groupSize: scheme === 'mlx' ? Number(ui.groupSize.value) : undefined,
       skip: ui.skip.value.split(/[\s,]+/).filter(Boolean),
     };
     page.hideError();
