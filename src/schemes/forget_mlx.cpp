@@ -76,7 +76,7 @@ class MlxForgetter final : public Forgetter {
   std::string default_keep_reason(const TensorRecord& t) const override {
     const bool experts = t.shape.size() == 3 && t.name.find("switch_mlp.") != std::string::npos;
     if (!t.name.ends_with(".weight") || (t.shape.size() != 2 && !experts)) {
-      return "not a Linear, Embedding or SwitchLinear weight (mlx-lm quantizes those)";
+      return "not a Linear, Embedding or SwitchLinear weight, which mlx-lm quantizes";
     }
     if (t.shape.back() % group_) {
       return "mlx-lm skips it: its last dimension " + std::to_string(t.shape.back()) + " is not a multiple of " +

@@ -295,3 +295,63 @@ test('--like: REF\'s settings without its scales; misuse is a usage error', () =
   });
   assert.equal(errs[1], errs[0]);
 });
+
+test('mlx: mx.quantize\'s own bytes (every bits and group size, through --like), the defaults and the options', () => {
+  // The inputs fixtures/quantized/mlx was made from, drawn again (fixtures/lethe/mlx).
+  forgetMatches('lethe/mlx/mixed_bf16.input.safetensors', 'quantized/mlx/mixed_bf16/model.safetensors',
+    ['--like', fx('quantized/mlx/mixed_bf16/model.safetensors')], ['model.layers.']);
+  const q = 'model.layers.0.self_attn.q_proj.', k = 'model.layers.0.self_attn.k_proj.';
+  const plain = forgetMatches('lethe/mlx/f16.input.safetensors', 'quantized/mlx/f16/model.safetensors', ['--scheme', 'mlx'], [q]);
+  assert.match(plain.text, /mlx-lm skips it: its last dimension 96 is not a multiple of 64/);
+  forgetMatches('lethe/mlx/f16.input.safetensors', 'quantized/mlx/f16/model.safetensors',
+    ['--scheme', 'mlx', '--bits', '6', '--group-size', '128'], [k]);
+  // A folder: mlx-lm's "quantization", mirrored as "quantization_config"; embeddings too.
+  const dir = scratchDir('amn-forget-mlx-');
+  const out = join(dir, 'tiny');
+  const r = run('native', ['forget', fx('models/tiny-mlp'), '--scheme', 'mlx', '--group-size', '32', '-o', out, '-q']);
+  assert.equal(r.code, 0, r.err);
+  const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+  assert.deepEqual(config.quantization, { bits: 4, group_size: 32, mode: 'affine' });
+  assert.deepEqual(config.quantization_config, config.quantization);
+  const t = tensorsOf(join(out, 'model.safetensors'));
+  assert.equal(t['model.embed_tokens.weight'].dtype, 'U32');
+  assert.equal(t['model.embed_tokens.scales'].dtype, 'F32');
+  assert.equal(t['model.layers.0.norm.weight'].dtype, 'F32');
+  for (const [args, message] of [
+    [['--bits', '7'], /--bits 7: mlx takes 2, 3, 4, 5, 6 or 8/],
+    [['--group-size', '48'], /--group-size 48: mlx takes 32, 64 or 128/],
+    [['--bits', 'four'], /--bits must be a positive whole number/],
+  ]) {
+    for (const cli of ['native', 'node']) {
+      const u = run(cli, ['forget', fx('models/tiny-mlp'), '--scheme', 'mlx', ...args, '-o', join(dir, 'x')]);
+      assert.equal(u.code, 2, `${cli} ${args.join(' ')}: ${u.err}`);
+      assert.match(u.err, message);
+    }
+  }
+  const nf4 = run('node', ['forget', fx('models/tiny-mlp'), '--scheme', 'nf4', '--bits', '4', '-o', join(dir, 'x')]);
+  assert.equal(nf4.code, 2);
+  assert.match(nf4.err, /--bits: only mlx takes it, not nf4/);
+});
+
+test('mlx round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
+  const dir = scratchDir('amn-forget-mlx-');
+  // F16 scales: every layer. BF16 scales: all but the 8-bit layer, where mx.dequantize's
+  // BF16 rounding of code * scale gives several codes one value (docs/formats/quantized/mlx.md).
+  for (const [variant, except] of [['f16', null], ['mixed_bf16', 'model.layers.0.mlp.down_proj.weight']]) {
+    const ref = fx(`quantized/mlx/${variant}/model.safetensors`);
+    const back = join(dir, `${variant}-back.safetensors`);
+    assert.equal(run('native', ['remember', ref, '--to', 'f32', '-o', back, '-q']).code, 0);
+    const outs = ['native', 'node'].map((cli) => {
+      const again = join(dir, `${variant}-${cli}.safetensors`);
+      const f = run(cli, ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
+      assert.equal(f.code, 0, `${cli} ${variant}: ${f.err}`);
+      return again;
+    });
+    assert.deepEqual(readFileSync(outs[1]), readFileSync(outs[0]));
+    const got = tensorsOf(outs[0]);
+    for (const [name, t] of Object.entries(tensorsOf(ref))) {
+      if (name === except) continue;
+      assert.ok(got[name].bytes.equals(t.bytes), `${variant} ${name}: REF's bytes`);
+    }
+  }
+});

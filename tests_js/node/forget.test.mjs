@@ -83,3 +83,18 @@ test('bad options are refused before any work; an abort stops it', async (t) => 
   const schemes = await amn.forgetSchemes();
   assert.deepEqual(schemes.filter((s) => s.available && !s.to).map((s) => s.name), ['nf4', 'fp4', 'int8', 'fp8-block', 'fp8-channel', 'fp8-tensor', 'mxfp4', 'nvfp4']);
 });
+
+test('forget mlx: mx.quantize\'s bytes with bits and groupSize; bad values refused', async (t) => {
+  const model = await amn.open(fx('lethe/mlx/f16.input.safetensors'));
+  t.after(() => model.close());
+  const want = tensorsOf(await readFile(fx('quantized/mlx/f16/model.safetensors')));
+  const r = await model.forget({ scheme: 'mlx', bits: 6, groupSize: 128 });
+  const got = tensorsOf(r.output);
+  for (const part of ['weight', 'scales', 'biases']) {
+    const name = `model.layers.0.self_attn.k_proj.${part}`;
+    assert.ok(got[name].equals(want[name]), `${name}: MLX's bytes`);
+  }
+  await assert.rejects(model.forget({ scheme: 'mlx', bits: 7 }), { code: 'invalid_argument', message: /^bits 7: mlx takes 2, 3, 4, 5, 6 or 8/ });
+  await assert.rejects(model.forget({ scheme: 'mlx', groupSize: 48 }), { code: 'invalid_argument', message: /^groupSize 48/ });
+  await assert.rejects(model.forget({ scheme: 'int8', bits: 4 }), { code: 'invalid_argument', message: /^bits: only mlx/ });
+});
