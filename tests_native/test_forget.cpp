@@ -89,7 +89,8 @@ TEST_CASE("forget: --skip, --only and --strict choose the tensors", "[forget]") 
   REQUIRE_FALSE(st);
   CHECK(st.error().code == ErrorCode::invalid_argument);
   CHECK(d.plan_forget(R"({"scheme":"nf4","blocksize":48})").error().message.rfind("blocksize 48", 0) == 0);
-  CHECK(d.plan_forget(R"({"scheme":"mlx"})").error().code == ErrorCode::unsupported);
+  CHECK(d.plan_forget(R"({"scheme":"mlx","bits":7})").error().message.rfind("bits 7: mlx takes", 0) == 0);
+  CHECK(d.plan_forget(R"({"scheme":"int8","groupSize":64})").error().message.rfind("groupSize: only mlx", 0) == 0);
   CHECK(d.plan_forget(R"({"scheme":"q9"})").error().code == ErrorCode::invalid_argument);
 }
 

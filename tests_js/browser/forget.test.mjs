@@ -22,10 +22,14 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
     assert.equal(await settled(page), 'model');
     const offered = await page.$$eval('#forget-scheme option', (os) => os.map((o) => o.value));
     assert.ok(offered.includes('nf4') && offered.includes('int8') && offered.includes('fp8-block') && offered.includes('nvfp4'), offered.join());
-    assert.ok(!offered.includes('mlx'), 'a scheme not built yet is not offered');
+    assert.ok(offered.includes('mlx'), 'mlx is offered');
+    await page.selectOption('#forget-scheme', 'mlx');
+    assert.ok(await page.isVisible('#forget-bits') && await page.isVisible('#forget-group-size'), 'mlx shows bits and group size');
+    assert.ok(!(await page.isVisible('#forget-blocksize')));
     assert.ok(offered.includes('gguf:Q4_K'), 'the GGUF types are offered');
     await page.selectOption('#forget-scheme', 'nf4');
     assert.ok(await page.isVisible('#forget-blocksize'));
+    assert.ok(!(await page.isVisible('#forget-bits')), 'the mlx options show for mlx only');
     await page.setChecked('#forget-double-quant', true);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
     assert.equal(download.suggestedFilename(), 'model-nf4.safetensors');

@@ -81,7 +81,7 @@ test('bad options are refused before any work; an abort stops it', async (t) => 
   controller.abort();
   await assert.rejects(model.forget({ scheme: 'nf4', signal: controller.signal }), (e) => e.name === 'AbortError' && e.cause?.code === 'cancelled');
   const schemes = await amn.forgetSchemes();
-  assert.deepEqual(schemes.filter((s) => s.available && !s.to).map((s) => s.name), ['nf4', 'fp4', 'int8', 'fp8-block', 'fp8-channel', 'fp8-tensor', 'mxfp4', 'nvfp4']);
+  assert.deepEqual(schemes.filter((s) => s.available && !s.to).map((s) => s.name), ['nf4', 'fp4', 'int8', 'fp8-block', 'fp8-channel', 'fp8-tensor', 'mxfp4', 'nvfp4', 'mlx']);
 });
 
 test('forget mlx: mx.quantize\'s bytes with bits and groupSize; bad values refused', async (t) => {
