@@ -145,7 +145,7 @@ class ReuseOp final : public EncodeOp {
       lethe::mlx_affine_quantize_rows(values.data(), r1 - r0, cols_, bits, group, w.scale_dtype, out, scales.data(),
                                       biases.data(), true);
       quant::MlxParams q{bits, group, r1 - r0, cols_, w.scale_dtype};
-      AMN_TRY(quant::dequantize_mlx_rows(q, {{out, (r1 - r0) * row_bytes}, scales, biases}, 0, r1 - r0, DType::F32,
+      AMN_TRY(quant::dequantize_mlx_rows(q, {{out, static_cast<size_t>((r1 - r0) * row_bytes)}, scales, biases}, 0, r1 - r0, DType::F32,
                                          {reinterpret_cast<uint8_t*>(back.data()), back.size() * 4}));
       for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     } else {  // fp8-block
