@@ -104,6 +104,7 @@ async function runConvert(M, cmd) {
         result = await model.forget({
           scheme: req.scheme ?? undefined, to: req.to, pure: req.pure, ggufKv: req.ggufKv,
           blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
+          bits: req.bits ?? undefined, groupSize: req.groupSize ?? undefined,
           skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,
           overwrite: req.force, sync: req.sync, onProgress: (p) => bar.update(p), signal: controller.signal,
         });
