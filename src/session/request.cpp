@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 26> kOptions = {{
+const std::array<OptionRow, 29> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -71,7 +71,13 @@ const std::array<OptionRow, 26> kOptions = {{
      "with --like: reuse REF's scales too, so forgetting what remember made of REF gives REF's bytes", kAny},
     {OptionId::pure, "pure", "--pure", "",
      "--to gguf: every tensor llama-quantize would quantize gets the one type, as llama-quantize --pure "
-     "(the only mode for now)", kAny},
+     "(without it a llama-quantize file type such as Q4_K_M picks a type per tensor)", kAny},
+    {OptionId::output_tensor_type, "outputTensorType", "--output-tensor-type", "TYPE",
+     "--to gguf: the ggml type of output.weight, as llama-quantize's option", kAny},
+    {OptionId::token_embedding_type, "tokenEmbeddingType", "--token-embedding-type", "TYPE",
+     "--to gguf: the ggml type of token_embd.weight, as llama-quantize's option", kAny},
+    {OptionId::leave_output_tensor, "leaveOutputTensor", "--leave-output-tensor", "",
+     "--to gguf: keep output.weight as stored, as llama-quantize's option", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -242,6 +248,12 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_TRY(as_bool(OptionId::strict, r.strict));
     } else if (key == "pure") {
       AMN_TRY(as_bool(OptionId::pure, r.pure));
+    } else if (key == "leaveOutputTensor") {
+      AMN_TRY(as_bool(OptionId::leave_output_tensor, r.leave_output_tensor));
+    } else if (key == "outputTensorType" || key == "tokenEmbeddingType") {
+      const OptionId id = key == "outputTensorType" ? OptionId::output_tensor_type : OptionId::token_embedding_type;
+      if (kv.value.get_string().get(text)) return bad(option_name(id, surface) + " must be a ggml type name");
+      (id == OptionId::output_tensor_type ? r.output_tensor_type : r.token_embedding_type) = std::string(text);
     } else if (key == "reuseScales") {
       AMN_TRY(as_bool(OptionId::reuse_scales, r.reuse_scales));
     } else if (key == "like") {
@@ -310,7 +322,9 @@ std::string convert_request_json(const ConvertRequest& r) {
     else w.null();
     w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
     w.key("strict").value(r.strict).key("like").string_or_null(r.like).key("reuseScales").value(r.reuse_scales);
-    w.key("pure").value(r.pure);
+    w.key("pure").value(r.pure).key("leaveOutputTensor").value(r.leave_output_tensor);
+    w.key("outputTensorType").string_or_null(r.output_tensor_type);
+    w.key("tokenEmbeddingType").string_or_null(r.token_embedding_type);
   }
   w.end_object();
   return w.take();
@@ -327,9 +341,19 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   s.double_quant = r.double_quant;
   s.gguf = r.to == OutputFormat::gguf;
   s.pure = r.pure;
-  if (r.pure && !s.gguf) {
-    return bad(option_name(OptionId::pure, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) +
-               " gguf)");
+  s.output_tensor_type = r.output_tensor_type;
+  s.token_embedding_type = r.token_embedding_type;
+  s.leave_output_tensor = r.leave_output_tensor;
+  for (auto [given, id] : {std::pair{r.pure, OptionId::pure}, std::pair{!r.output_tensor_type.empty(), OptionId::output_tensor_type},
+                           std::pair{!r.token_embedding_type.empty(), OptionId::token_embedding_type},
+                           std::pair{r.leave_output_tensor, OptionId::leave_output_tensor}}) {
+    if (given && !s.gguf) {
+      return bad(option_name(id, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) + " gguf)");
+    }
+  }
+  if (r.leave_output_tensor && !r.output_tensor_type.empty()) {
+    return bad(option_name(OptionId::leave_output_tensor, surface) + " and " + option_name(OptionId::output_tensor_type, surface) +
+               " contradict each other");
   }
   if (!s.gguf && ggml_type_from_name(r.scheme)) {
     return bad("scheme '" + r.scheme + "' is a GGUF type: write GGUF (" + option_name(OptionId::format, surface) +
@@ -349,6 +373,10 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
     // The scheme names a bad setting by its request key; say it as the surface spells it.
     if (e.message.rfind("blocksize ", 0) == 0) {
       e.message = option_name(OptionId::blocksize, surface) + e.message.substr(9);
+    }
+    for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type}) {
+      const std::string key(option_row(id).api_key);
+      if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
     }
     return e;
   }
