@@ -45,9 +45,9 @@ std::map<std::string, Stored> tensors_of(const std::vector<uint8_t>& file, uint6
   return out;
 }
 
-std::vector<uint8_t> forget(const std::string& request) {
+std::vector<uint8_t> forget(const std::string& request, const std::string& input = kInput) {
   Session s("");
-  const auto file = read_file(fixture_path(kInput));
+  const auto file = read_file(fixture_path(input));
   s.add_file("tiny.gguf", file.size());
   REQUIRE(feed(s, file, [&] { return s.parse(); }));
   auto planned = s.plan_forget(request);
@@ -71,7 +71,9 @@ TEST_CASE("forget --to gguf with a file type writes llama-quantize's tensors", "
     const char* fixture;
     const char* request;
     uint64_t file_type;
+    std::string input = kInput;
   };
+  const std::string tied = "gguf_ftype/tiny_llama_tied_f16.gguf";  // no output.weight: token_embd takes its rule
   const Case cases[] = {
       {"tiny-Q4_K_M.gguf", R"({"to":"gguf","scheme":"Q4_K_M"})", 15},
       {"tiny-Q5_K_M.gguf", R"({"to":"gguf","scheme":"q5_k_m"})", 17},
@@ -82,12 +84,14 @@ TEST_CASE("forget --to gguf with a file type writes llama-quantize's tensors", "
       {"tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf",
        R"({"to":"gguf","scheme":"Q4_K_M","tokenEmbeddingType":"q8_0","outputTensorType":"q5_k"})", 15},
       {"tiny-Q3_K_L-leave_output.gguf", R"({"to":"gguf","scheme":"Q3_K_L","leaveOutputTensor":true})", 13},
+      {"tiny-tied-Q4_K_M.gguf", R"({"to":"gguf","scheme":"Q4_K_M"})", 15, tied},
+      {"tiny-tied-Q3_K_M.gguf", R"({"to":"gguf","scheme":"Q3_K_M"})", 12, tied},
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.fixture) {
       uint64_t want_ft = 0, got_ft = 0;
       const auto want = tensors_of(read_file(fixture_path(std::string("gguf_ftype/") + c.fixture)), &want_ft);
-      const auto got = tensors_of(forget(c.request), &got_ft);
+      const auto got = tensors_of(forget(c.request, c.input), &got_ft);
       CHECK(want_ft == c.file_type);
       CHECK(got_ft == want_ft);
       REQUIRE(got.size() == want.size());
