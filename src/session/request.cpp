@@ -1,5 +1,6 @@
 #include "session/request.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -355,7 +356,11 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
     return bad(option_name(OptionId::leave_output_tensor, surface) + " and " + option_name(OptionId::output_tensor_type, surface) +
                " contradict each other");
   }
-  if (!s.gguf && ggml_type_from_name(r.scheme)) {
+  // A ggml type name that is no safetensors scheme's (mxfp4 and nvfp4 are both).
+  const auto rows = forget_scheme_rows();
+  const bool safetensors_scheme =
+      std::any_of(rows.begin(), rows.end(), [&](const ForgetSchemeRow& row) { return row.name == s.scheme; });
+  if (!s.gguf && ggml_type_from_name(r.scheme) && !safetensors_scheme) {
     return bad("scheme '" + r.scheme + "' is a GGUF type: write GGUF (" + option_name(OptionId::format, surface) +
                " gguf)");
   }
