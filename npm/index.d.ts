@@ -283,16 +283,26 @@ export type ForgetScheme = 'nf4' | 'fp4' | 'int8' | 'fp8-block' | 'fp8-channel' 
 
 /** The ggml types forget({ to: 'gguf' }) writes (any case). */
 export type GgufForgetType = 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'Q2_K' | 'Q3_K' | 'Q4_K' |
-  'Q5_K' | 'Q6_K';
+  'Q5_K' | 'Q6_K' | 'IQ4_NL' | 'IQ4_XS' | 'IQ3_S' | 'IQ3_XXS' | 'IQ2_S' | 'IQ1_M' | 'TQ1_0' | 'TQ2_0' | 'MXFP4' |
+  'NVFP4' | 'Q1_0' | 'Q2_0';
+/** llama-quantize's file types that are no ggml type's name (docs/cli.md "Forget to GGUF"). */
+export type GgufFileType = 'Q4_K_M' | 'Q4_K_S' | 'Q5_K_M' | 'Q5_K_S' | 'Q3_K_S' | 'Q3_K_M' | 'Q3_K_L' | 'Q2_K_S' |
+  'IQ3_M' | 'IQ3_XS' | 'IQ2_M' | 'MXFP4_MOE';
 
 export interface ForgetOptions {
   /** What to quantize to, as its producer would (required unless `like` is given); with
-   *  `to: 'gguf'` a ggml type. */
-  scheme?: ForgetScheme | GgufForgetType | Lowercase<GgufForgetType>;
+   *  `to: 'gguf'` a llama-quantize file type (its per-tensor mix), or with `pure` a ggml type. */
+  scheme?: ForgetScheme | GgufForgetType | Lowercase<GgufForgetType> | GgufFileType | Lowercase<GgufFileType>;
   /** 'gguf': one GGUF file, blocks as ggml_quantize_chunk writes them (default 'safetensors'). */
   to?: 'safetensors' | 'gguf';
-  /** GGUF: llama-quantize --pure (every quantizable tensor gets `scheme`; the only mode for now). */
+  /** GGUF: llama-quantize --pure (every quantizable tensor gets `scheme`, a ggml type). */
   pure?: boolean;
+  /** GGUF: llama-quantize's --output-tensor-type (a ggml type name for output.weight). */
+  outputTensorType?: string;
+  /** GGUF: llama-quantize's --token-embedding-type (a ggml type name for token_embd.weight). */
+  tokenEmbeddingType?: string;
+  /** GGUF: llama-quantize's --leave-output-tensor (output.weight kept as stored). */
+  leaveOutputTensor?: boolean;
   /** GGUF: KVs to set, as convert's. */
   ggufKv?: string[];
   /** GGUF: KVs as JSON ({key: value} or {key: {type, value}}), as convert's. */
@@ -404,7 +414,7 @@ export declare function open(source: Source, options?: OpenOptions): Promise<Mod
 
 /** The schemes forget() knows, from the core (docs/cli.md "Forget"); `available` false:
  *  named, not built yet. */
-export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean; to?: 'gguf' }[]>;
+export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean; to?: 'gguf'; pure?: true }[]>;
 
 /** The core's version string (loads the WASM module). */
 export declare function version(): Promise<string>;

@@ -42,8 +42,9 @@ std::vector<uint8_t> input_file() {
   return amn::test::make_safetensors(header, data);
 }
 
-std::vector<uint8_t> forget_bytes(const std::vector<uint8_t>& file, const std::string& request, Session& s) {
-  s.add_file("model.safetensors", file.size());
+std::vector<uint8_t> forget_bytes(const std::vector<uint8_t>& file, const std::string& request, Session& s,
+                                  const std::string& name = "model.safetensors") {
+  s.add_file(name, file.size());
   REQUIRE(feed(s, file, [&] { return s.parse(); }));
   REQUIRE(s.plan_forget(request));
   REQUIRE(s.prepare_count() == 0);
@@ -112,7 +113,11 @@ TEST_CASE("forget --to gguf refuses what it cannot write, naming it", "[forget][
   const auto file = input_file();
   s.add_file("model.safetensors", file.size());
   REQUIRE(feed(s, file, [&] { return s.parse(); }));
-  auto e = s.plan_forget(R"({"to":"gguf","scheme":"q4_k_m"})");
+  auto e = s.plan_forget(R"({"to":"gguf","scheme":"q4_k_m"})");  // a file type reads the GGUF's architecture
+  REQUIRE(!e);
+  CHECK(e.error().code == ErrorCode::unsupported);
+  CHECK(e.error().message.find("GGUF input") != std::string::npos);
+  e = s.plan_forget(R"({"to":"gguf","scheme":"q4_k_x"})");
   REQUIRE(!e);
   CHECK(e.error().code == ErrorCode::invalid_argument);
   e = s.plan_forget(R"({"to":"gguf","scheme":"IQ2_XXS"})");

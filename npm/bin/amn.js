@@ -103,6 +103,8 @@ async function runConvert(M, cmd) {
       try {
         result = await model.forget({
           scheme: req.scheme ?? undefined, to: req.to, pure: req.pure, ggufKv: req.ggufKv,
+          outputTensorType: req.outputTensorType ?? undefined, tokenEmbeddingType: req.tokenEmbeddingType ?? undefined,
+          leaveOutputTensor: req.leaveOutputTensor,
           blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
           bits: req.bits ?? undefined, groupSize: req.groupSize ?? undefined,
           skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,

@@ -137,12 +137,15 @@ export class Model {
    *  'mlx', ...; `blocksize`, `doubleQuant` for nf4 / fp4; `bits`, `groupSize` for mlx; `skip` / `only` name globs, `strict`) and streams it to
    *  `sink`: one safetensors file, or with `openShard(name)` (or in Node a folder path)
    *  a folder holding model.safetensors and config.json with the producer's
-   *  quantization_config. `to: 'gguf'` with a ggml type as `scheme` ('Q4_K', 'q8_0';
-   *  `pure`, `ggufKv`, `ggufMetadata` as convert's) writes one GGUF file. Resolves to the sink's result with `tensors`, `lethe` (what
+   *  quantization_config. `to: 'gguf'` with a llama-quantize file type as `scheme`
+   *  ('Q4_K_M', 'q8_0': its per-tensor mix; `outputTensorType`, `tokenEmbeddingType`,
+   *  `leaveOutputTensor` as llama-quantize's options) or a ggml type with `pure` ('Q4_K';
+   *  `ggufKv`, `ggufMetadata` as convert's) writes one GGUF file. Resolves to the sink's result with `tensors`, `lethe` (what
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
-  async forget({ scheme, to, pure = false, ggufKv, ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only,
+  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, ggufKv,
+    ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only,
     strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress, signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
       throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
@@ -156,6 +159,7 @@ export class Model {
     const path = nodePath(sink);
     const request = {
       verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
+      outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, bits: bits ?? null,
       groupSize: groupSize ?? null, skip: skip ?? null,
       only: only ?? null, strict, output: path === null ? null : String(path),

@@ -32,8 +32,12 @@ struct ForgetSettings {
   // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes
   // it (--like); false: gpt-oss expert parameters are transformers' [E, in, out].
   bool linear_orientation = false;
-  bool gguf = false;           // --to gguf: `scheme` is a ggml type (schemes/forget_gguf.h)
-  bool pure = false;           // --to gguf: llama-quantize --pure (every ggml type is, for now)
+  bool gguf = false;           // --to gguf: `scheme` is a llama-quantize file type or a ggml type (schemes/forget_gguf.h)
+  bool pure = false;           // --to gguf: llama-quantize --pure
+  // --to gguf: llama-quantize's --output-tensor-type / --token-embedding-type (ggml type
+  // names; empty: the file type's choice) and --leave-output-tensor.
+  std::string output_tensor_type, token_embedding_type;
+  bool leave_output_tensor = false;
 };
 
 class Forgetter {
@@ -42,6 +46,13 @@ class Forgetter {
   // Empty when the producer quantizes `t` by default; else why it is kept as stored
   // ("an embedding", "1-D"): the producer's own rule, not a failure.
   virtual std::string default_keep_reason(const TensorRecord& t) const = 0;
+  // Called once with the input before the questions below: a producer whose choice for one
+  // tensor depends on the others (llama-quantize's file types count layers) makes it here.
+  // Errors: the producer's refusal of the model as a whole.
+  virtual Status prepare(const Model& model) {
+    (void)model;
+    return {};
+  }
   // Empty when the scheme can hold `t`; else why not (the shape, the dtype): a tensor
   // chosen by --only that the scheme cannot hold is kept with this as a warning.
   virtual std::string cannot_hold(const TensorRecord& t) const = 0;

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ggml_type.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 #include "kernels/ggml/quantize.h"
+#include "formats/gguf/describe.h"
 #include "schemes/forget_util.h"
+#include "schemes/gguf_mix.h"
 
 namespace amn {
 namespace {
@@ -42,28 +45,6 @@ size_t ggml_n_dims(const std::vector<uint64_t>& shape) {
 }
 
 uint64_t row_length(const TensorRecord& t) { return t.shape.empty() ? 1 : t.shape.back(); }
-
-// llama-quantize's tensor_type_fallback: the type a row of `ncols` takes when `target`'s
-// blocks do not divide it (F16 when the fallback's do not either).
-GgmlType fallback_type(GgmlType target, uint64_t ncols) {
-  const GgmlTraits& t = *ggml_traits(target);
-  if (!t.quantized || ncols % t.block_elements == 0) return target;
-  GgmlType to = GgmlType::F16;
-  switch (target) {
-    case GgmlType::IQ1_S: case GgmlType::IQ1_M: case GgmlType::IQ2_XXS: case GgmlType::IQ2_XS:
-    case GgmlType::IQ2_S: case GgmlType::IQ3_XXS: case GgmlType::IQ3_S: case GgmlType::IQ4_XS:
-      to = GgmlType::IQ4_NL;
-      break;
-    case GgmlType::Q2_0: case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::TQ1_0: case GgmlType::TQ2_0:
-      to = GgmlType::Q4_0;
-      break;
-    case GgmlType::Q4_K: to = GgmlType::Q5_0; break;
-    case GgmlType::Q5_K: to = GgmlType::Q5_1; break;
-    case GgmlType::Q6_K: to = GgmlType::Q8_0; break;
-    default: return kNoGgmlType;  // llama-quantize: "no tensor type fallback is defined"
-  }
-  return ncols % ggml_traits(to)->block_elements == 0 ? to : GgmlType::F16;
-}
 
 class GgufOp final : public EncodeOp {
  public:
@@ -110,25 +91,114 @@ class GgufOp final : public EncodeOp {
   mutable SumsByPiece sums_;
 };
 
+// The reason llama-quantize's tensor_allows_quantization gives for keeping `t` as stored
+// (empty: it quantizes it), but for the output tensor rule (--leave-output-tensor).
+std::string llama_keep_reason(const TensorRecord& t) {
+  if (ggml_n_dims(t.shape) < 2) return "1-D (llama-quantize keeps it)";
+  const std::string_view n = t.name;
+  // ggml compares with rfind, so a name shorter than "weight" ... never ends with it.
+  if (n.size() < 6 || n.rfind("weight") != n.size() - 6) return "not a weight (llama-quantize keeps it)";
+  for (std::string_view part : kNeverQuantizedParts) {
+    if (n.find(part) != std::string_view::npos) return "llama-quantize never quantizes it";
+  }
+  for (std::string_view name : kNeverQuantizedNames) {
+    if (n == name) return "llama-quantize never quantizes it";
+  }
+  return {};
+}
+
+// What llama_tensor_get_type reads of a GGUF input's KVs (llama_model_loader, load_hparams).
+Result<GgufMixModel> mix_model(const Model& model) {
+  if (model.format != ModelFormat::gguf || !model.format_state) {
+    return make_error(ErrorCode::unsupported,
+                      "llama-quantize's file types need a GGUF input (its KVs name the architecture and the layers); "
+                      "use --pure with a ggml type for other inputs");
+  }
+  const GgufFile& g = static_cast<const GgufState&>(*model.format_state).header;
+  GgufMixModel m;
+  const GgufValue* arch = g.find("general.architecture");
+  if (!arch || arch->type != GgufType::STRING) {
+    return make_error(ErrorCode::invalid_argument, "the GGUF has no general.architecture (llama-quantize needs it)");
+  }
+  m.arch = arch->str;
+  // An unsigned count, or an array's first element (per-layer head counts: layer 0's).
+  auto count = [&](const std::string& key) -> std::optional<uint64_t> {
+    const GgufValue* v = g.find(key);
+    if (!v) return std::nullopt;
+    if (v->type == GgufType::ARRAY && v->count > 0 && v->elem_type != GgufType::STRING && v->elem_type != GgufType::ARRAY &&
+        v->elem_type != GgufType::FLOAT32 && v->elem_type != GgufType::FLOAT64 && v->elem_type != GgufType::BOOL) {
+      const bool is_signed = v->elem_type == GgufType::INT8 || v->elem_type == GgufType::INT16 ||
+                             v->elem_type == GgufType::INT32 || v->elem_type == GgufType::INT64;
+      if (is_signed) {
+        const int64_t x = v->int_at(0);
+        return x < 0 ? std::nullopt : std::optional<uint64_t>(static_cast<uint64_t>(x));
+      }
+      return v->uint_at(0);
+    }
+    return v->as_uint();
+  };
+  auto u32 = [](uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); };
+  const auto n_layer = count(m.arch + ".block_count");
+  if (!n_layer || *n_layer == 0 || *n_layer > 512) {  // llama.cpp: 0 < n_layer_all <= LLAMA_MAX_LAYERS (512)
+    return make_error(ErrorCode::invalid_argument, "the GGUF's " + m.arch + ".block_count is missing or not in 1..512 (llama-quantize needs it)");
+  }
+  m.n_layer = u32(*n_layer);
+  m.n_head = u32(count(m.arch + ".attention.head_count").value_or(0));
+  m.n_head_kv = u32(count(m.arch + ".attention.head_count_kv").value_or(m.n_head));
+  m.n_expert = u32(count(m.arch + ".expert_count").value_or(0));
+  // llama_model_llama::load_arch_hparams: 80 layers with grouped heads is LLM_TYPE_70B.
+  m.is_70b = m.arch == "llama" && m.n_expert != 8 && m.n_layer == 80 && m.n_head != m.n_head_kv;
+  return m;
+}
+
 class GgufForgetter final : public Forgetter {
  public:
-  explicit GgufForgetter(GgmlType type) : type_(type) {}
+  GgufForgetter(GgufMixSettings settings, GgmlType pure_type) : settings_(std::move(settings)), pure_type_(pure_type) {
+    // --pure with a ggml type: a row of its own (the ftype is not read: no mix, no refusal).
+    if (pure_type_ != kNoGgmlType) {
+      pure_row_ = GgufFileTypeRow{ggml_traits(pure_type_)->name, 0, pure_type_};
+      settings_.file_type = &pure_row_;
+    }
+  }
+  GgufForgetter(const GgufForgetter&) = delete;
+  GgufForgetter& operator=(const GgufForgetter&) = delete;
 
-  // llama-quantize --pure: 2-D and larger "*weight" tensors, but the ones it never
-  // quantizes; the rest stays as stored (1-D norms and biases keep F32).
+  // The file type's choice for every tensor of the model, as llama-quantize makes it; --pure
+  // with a ggml type needs no model (each tensor's type follows from its shape).
+  Status prepare(const Model& model) override {
+    if (pure_type_ != kNoGgmlType && !settings_.output_type && !settings_.token_embd_type && settings_.quantize_output) {
+      return {};
+    }
+    GgufMixModel m;  // --pure reads nothing of the model
+    if (!settings_.pure) {
+      AMN_ASSIGN(m, mix_model(model));
+    }
+    std::vector<GgufMixTensor> tensors;
+    for (const TensorRecord& t : model.tensors) {
+      const uint64_t ne2 = t.shape.size() >= 3 ? t.shape[t.shape.size() - 3] : 1;
+      tensors.push_back({t.name, row_length(t), ne2, llama_keep_reason(t).empty()});
+    }
+    AMN_ASSIGN(auto choices, gguf_mix_types(settings_, m, tensors));
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (choices[i].requires_imatrix && pure_type_ == kNoGgmlType) {
+        return make_error(ErrorCode::unsupported,
+                          std::string(settings_.file_type->name) + " needs an importance matrix (llama-quantize refuses without one: '" +
+                              model.tensors[i].name + "' would be " + std::string(ggml_traits(*choices[i].type)->name) +
+                              "), which amn does not read yet");
+      }
+      chosen_.emplace(model.tensors[i].name, choices[i].type);
+    }
+    prepared_ = true;
+    return {};
+  }
+
   std::string default_keep_reason(const TensorRecord& t) const override {
-    if (ggml_n_dims(t.shape) < 2) return "1-D (llama-quantize keeps it)";
-    const std::string_view n = t.name;
-    // ggml compares with rfind, so a name shorter than "weight" ... never ends with it.
-    if (n.size() < 6 || n.rfind("weight") != n.size() - 6) return "not a weight (llama-quantize keeps it)";
-    for (std::string_view part : kNeverQuantizedParts) {
-      if (n.find(part) != std::string_view::npos) return "llama-quantize never quantizes it";
-    }
-    for (std::string_view name : kNeverQuantizedNames) {
-      if (n == name) return "llama-quantize never quantizes it";
-    }
-    if (t.dtype == ggml_traits(type_)->dtype && t.block_type.empty()) {
-      return "already " + std::string(ggml_traits(type_)->name);
+    std::string why = llama_keep_reason(t);
+    if (!why.empty()) return why;
+    const auto type = type_of(t);
+    if (!type) return "--leave-output-tensor";
+    if (*type != kNoGgmlType && t.dtype == ggml_traits(*type)->dtype && t.block_type.empty()) {
+      return "already " + std::string(ggml_traits(*type)->name);
     }
     return {};
   }
@@ -138,27 +208,49 @@ class GgufForgetter final : public Forgetter {
       return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
     }
     if (t.elements == 0) return "it has no elements";
-    const GgmlType to = fallback_type(type_, row_length(t));
-    if (to == kNoGgmlType) {
-      return "its rows of " + std::to_string(row_length(t)) + " do not divide into " +
-             std::string(ggml_traits(type_)->name) + " blocks (llama-quantize has no fallback for it)";
+    const auto to = type_of(t);
+    if (!to) return "--leave-output-tensor";
+    if (*to == kNoGgmlType) {
+      return "its rows of " + std::to_string(row_length(t)) + " do not divide into " + std::string(ggml_traits(default_type())->name) +
+             " blocks (llama-quantize has no fallback for it)";
     }
-    if (!ggml_can_quantize(to)) {
-      return "its rows of " + std::to_string(row_length(t)) + " fall back to " + std::string(ggml_traits(to)->name) +
-             ", which amn cannot write yet";
+    const GgmlTraits& info = *ggml_traits(*to);
+    if (info.quantized && row_length(t) % info.block_elements != 0) {  // --output-tensor-type / --token-embedding-type
+      return "its rows of " + std::to_string(row_length(t)) + " do not divide into " + std::string(info.name) + " blocks";
+    }
+    if (!ggml_can_quantize(*to)) {
+      return "it would be " + std::string(info.name) + ", which amn cannot write yet";
+    }
+    if (ggml_quantize_requires_imatrix(*to)) {
+      return "it would be " + std::string(info.name) + ", which needs an importance matrix (not read yet)";
     }
     return {};
   }
 
   std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const override {
-    return std::make_shared<GgufOp>(t, fallback_type(type_, row_length(t)));
+    return std::make_shared<GgufOp>(t, type_of(t).value_or(GgmlType::F16));
   }
   // GGUF has no quantization_config: the types are in each tensor's info.
   std::string quantization_config_json() const override { return "null"; }
-  std::string describe() const override { return std::string(ggml_traits(type_)->name) + " (ggml, GGUF)"; }
+  std::string describe() const override {
+    if (pure_type_ != kNoGgmlType) return std::string(ggml_traits(pure_type_)->name) + " (ggml, GGUF)";
+    return std::string(settings_.file_type->name) + " (llama-quantize's mix, GGUF)";
+  }
 
  private:
-  GgmlType type_;
+  GgmlType default_type() const { return pure_type_ != kNoGgmlType ? pure_type_ : settings_.file_type->default_type; }
+  // The type `t` becomes; nullopt: kept as stored.
+  std::optional<GgmlType> type_of(const TensorRecord& t) const {
+    if (!prepared_) return gguf_fallback_type(pure_type_, row_length(t));  // --pure, no model needed
+    const auto it = chosen_.find(t.name);
+    return it == chosen_.end() ? std::nullopt : it->second;
+  }
+
+  GgufMixSettings settings_;
+  GgufFileTypeRow pure_row_{};
+  GgmlType pure_type_;  // --pure with a ggml type: that type; else kNoGgmlType (the file type's mix)
+  bool prepared_ = false;
+  std::unordered_map<std::string, std::optional<GgmlType>> chosen_;
 };
 
 }  // namespace
@@ -179,51 +271,76 @@ std::string gguf_forget_type_names() {
 }
 
 std::optional<GgufFileType> gguf_file_type(std::string_view name) {
-  // llama.h's enum llama_ftype at the pinned commit, as llama-quantize names it: its type
-  // name Q3_K / Q4_K / Q5_K is the _M file type (tools/quantize/quantize.cpp).
-  struct Row {
-    GgmlType type;
-    uint32_t ftype;
-  };
-  constexpr Row kFileTypes[] = {
-      {GgmlType::F16, 1},   {GgmlType::Q4_0, 2},  {GgmlType::Q4_1, 3},  {GgmlType::Q8_0, 7},
-      {GgmlType::Q5_0, 8},  {GgmlType::Q5_1, 9},  {GgmlType::Q2_K, 10}, {GgmlType::Q3_K, 12},
-      {GgmlType::Q4_K, 15}, {GgmlType::Q5_K, 17}, {GgmlType::Q6_K, 18}, {GgmlType::IQ2_XXS, 19},
-      {GgmlType::IQ2_XS, 20}, {GgmlType::IQ3_XXS, 23}, {GgmlType::IQ1_S, 24}, {GgmlType::IQ4_NL, 25},
-      {GgmlType::IQ3_S, 26}, {GgmlType::IQ2_S, 28}, {GgmlType::IQ4_XS, 30}, {GgmlType::IQ1_M, 31},
-      {GgmlType::BF16, 32}, {GgmlType::TQ1_0, 36}, {GgmlType::TQ2_0, 37}, {GgmlType::MXFP4, 38 /* MXFP4_MOE */},
-      {GgmlType::NVFP4, 39}, {GgmlType::Q1_0, 40}, {GgmlType::Q2_0, 41},
-  };
+  // The ftype llama-quantize writes for the name (its table: Q4_K means Q4_K_M, 15); the
+  // ggml types it has no file type of, as llama.h numbers them (MXFP4 as MXFP4_MOE).
+  if (const GgufFileTypeRow* row = gguf_file_type_row(name)) return GgufFileType{row->ftype, 2};
   const auto type = ggml_type_from_name(name);
-  if (!type) return std::nullopt;
-  for (const Row& r : kFileTypes) {
-    if (r.type == *type) return GgufFileType{r.ftype, 2};
-  }
+  if (type == GgmlType::MXFP4) return GgufFileType{38, 2};
+  if (type == GgmlType::NVFP4) return GgufFileType{39, 2};
   return std::nullopt;
 }
 
+namespace {
+
+Result<std::optional<GgmlType>> option_type(const std::string& name, std::string_view option) {
+  if (name.empty()) return std::optional<GgmlType>();
+  const auto t = ggml_type_from_name(name);
+  if (!t) return make_error(ErrorCode::invalid_argument, std::string(option) + ": '" + name + "' is not a ggml type");
+  if (!ggml_can_quantize(*t)) {
+    return make_error(ErrorCode::unsupported, std::string(option) + ": amn cannot write " + std::string(ggml_traits(*t)->name) + " yet");
+  }
+  if (ggml_quantize_requires_imatrix(*t)) {
+    return make_error(ErrorCode::unsupported,
+                      std::string(option) + ": " + std::string(ggml_traits(*t)->name) + " needs an importance matrix, which amn does not read yet");
+  }
+  return std::optional<GgmlType>(*t);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) {
-  const auto type = ggml_type_from_name(s.scheme);
-  if (!type) {
-    return make_error(ErrorCode::invalid_argument,
-                      "'" + s.scheme + "' is not a ggml type (" + gguf_forget_type_names() +
-                          "; llama-quantize's file types such as Q4_K_M are not built yet)");
-  }
-  const std::string name(ggml_traits(*type)->name);
-  if (ggml_quantize_requires_imatrix(*type)) {
-    return make_error(ErrorCode::unsupported, name + " needs an importance matrix, which amn does not read yet");
-  }
-  if (!ggml_can_quantize(*type)) {
-    if (!ggml_traits(*type)->quantized) {
-      return make_error(ErrorCode::invalid_argument, name + " is not a type forget writes (" + gguf_forget_type_names() + ")");
-    }
-    return make_error(ErrorCode::unsupported, "GGUF type " + name + " has no encoder in amn yet (" +
-                                                  gguf_forget_type_names() + " have)");
-  }
   if (s.blocksize || s.double_quant) {
     return make_error(ErrorCode::invalid_argument, "GGUF types have no blocksize or double quantization (bitsandbytes 4-bit only)");
   }
-  return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(*type));
+  GgufMixSettings mix;
+  mix.pure = s.pure;
+  mix.quantize_output = !s.leave_output_tensor;
+  AMN_ASSIGN(mix.output_type, option_type(s.output_tensor_type, "outputTensorType"));
+  AMN_ASSIGN(mix.token_embd_type, option_type(s.token_embedding_type, "tokenEmbeddingType"));
+  // Names as llama-quantize's table takes them (Q4_K is its Q4_K_M); with --pure a ggml
+  // type name is that type on every tensor, and a name only ggml has (MXFP4, NVFP4) is
+  // always written pure: llama-quantize has no file type of it.
+  const GgufFileTypeRow* row = gguf_file_type_row(s.scheme);
+  const auto type = ggml_type_from_name(s.scheme);
+  if (!row && !type) {
+    return make_error(ErrorCode::invalid_argument, "'" + s.scheme + "' is neither one of llama-quantize's file types (" +
+                                                       gguf_file_type_names() + ") nor a ggml type (" + gguf_forget_type_names() + ")");
+  }
+  if (type && (s.pure || !row)) {
+    const std::string name(ggml_traits(*type)->name);
+    if (ggml_quantize_requires_imatrix(*type)) {
+      return make_error(ErrorCode::unsupported, name + " needs an importance matrix, which amn does not read yet");
+    }
+    if (!ggml_can_quantize(*type)) {
+      if (!ggml_traits(*type)->quantized) {
+        return make_error(ErrorCode::invalid_argument, name + " is not a type forget writes (" + gguf_forget_type_names() + ")");
+      }
+      return make_error(ErrorCode::unsupported, "GGUF type " + name + " has no encoder in amn yet (" + gguf_forget_type_names() + " have)");
+    }
+    mix.pure = true;
+    return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(mix, *type));
+  }
+  if (gguf_file_type_needs_imatrix(*row)) {
+    return make_error(ErrorCode::unsupported, std::string(row->name) + " needs an importance matrix (llama-quantize refuses " +
+                                                  std::string(ggml_traits(row->default_type)->name) +
+                                                  " layer weights without one), which amn does not read yet");
+  }
+  if (!ggml_can_quantize(row->default_type)) {
+    return make_error(ErrorCode::unsupported, std::string(row->name) + " writes " + std::string(ggml_traits(row->default_type)->name) +
+                                                  ", which amn has no encoder for yet");
+  }
+  mix.file_type = row;
+  return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(mix, kNoGgmlType));
 }
 
 }  // namespace amn

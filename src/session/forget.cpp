@@ -78,6 +78,7 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
     options.forgetter = std::move(like);
   } else {
     AMN_ASSIGN(auto forgetter, make_forgetter(settings));
+    AMN_TRY(forgetter->prepare(model));
     options.forgetter = std::shared_ptr<const Forgetter>(std::move(forgetter));
   }
   options.skip = request.skip;

@@ -1,5 +1,6 @@
 #include "session/request.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -22,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 28> kOptions = {{
+const std::array<OptionRow, 31> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -74,7 +75,13 @@ const std::array<OptionRow, 28> kOptions = {{
      "with --like: reuse REF's scales too, so forgetting what remember made of REF gives REF's bytes", kAny},
     {OptionId::pure, "pure", "--pure", "",
      "--to gguf: every tensor llama-quantize would quantize gets the one type, as llama-quantize --pure "
-     "(the only mode for now)", kAny},
+     "(without it a llama-quantize file type such as Q4_K_M picks a type per tensor)", kAny},
+    {OptionId::output_tensor_type, "outputTensorType", "--output-tensor-type", "TYPE",
+     "--to gguf: the ggml type of output.weight, as llama-quantize's option", kAny},
+    {OptionId::token_embedding_type, "tokenEmbeddingType", "--token-embedding-type", "TYPE",
+     "--to gguf: the ggml type of token_embd.weight, as llama-quantize's option", kAny},
+    {OptionId::leave_output_tensor, "leaveOutputTensor", "--leave-output-tensor", "",
+     "--to gguf: keep output.weight as stored, as llama-quantize's option", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -249,6 +256,12 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_TRY(as_bool(OptionId::strict, r.strict));
     } else if (key == "pure") {
       AMN_TRY(as_bool(OptionId::pure, r.pure));
+    } else if (key == "leaveOutputTensor") {
+      AMN_TRY(as_bool(OptionId::leave_output_tensor, r.leave_output_tensor));
+    } else if (key == "outputTensorType" || key == "tokenEmbeddingType") {
+      const OptionId id = key == "outputTensorType" ? OptionId::output_tensor_type : OptionId::token_embedding_type;
+      if (kv.value.get_string().get(text)) return bad(option_name(id, surface) + " must be a ggml type name");
+      (id == OptionId::output_tensor_type ? r.output_tensor_type : r.token_embedding_type) = std::string(text);
     } else if (key == "reuseScales") {
       AMN_TRY(as_bool(OptionId::reuse_scales, r.reuse_scales));
     } else if (key == "like") {
@@ -323,7 +336,9 @@ std::string convert_request_json(const ConvertRequest& r) {
     else w.null();
     w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
     w.key("strict").value(r.strict).key("like").string_or_null(r.like).key("reuseScales").value(r.reuse_scales);
-    w.key("pure").value(r.pure);
+    w.key("pure").value(r.pure).key("leaveOutputTensor").value(r.leave_output_tensor);
+    w.key("outputTensorType").string_or_null(r.output_tensor_type);
+    w.key("tokenEmbeddingType").string_or_null(r.token_embedding_type);
   }
   w.end_object();
   return w.take();
@@ -343,11 +358,25 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   s.group_size = std::min<uint64_t>(r.group_size, 1u << 30);
   s.gguf = r.to == OutputFormat::gguf;
   s.pure = r.pure;
-  if (r.pure && !s.gguf) {
-    return bad(option_name(OptionId::pure, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) +
-               " gguf)");
+  s.output_tensor_type = r.output_tensor_type;
+  s.token_embedding_type = r.token_embedding_type;
+  s.leave_output_tensor = r.leave_output_tensor;
+  for (auto [given, id] : {std::pair{r.pure, OptionId::pure}, std::pair{!r.output_tensor_type.empty(), OptionId::output_tensor_type},
+                           std::pair{!r.token_embedding_type.empty(), OptionId::token_embedding_type},
+                           std::pair{r.leave_output_tensor, OptionId::leave_output_tensor}}) {
+    if (given && !s.gguf) {
+      return bad(option_name(id, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) + " gguf)");
+    }
   }
-  if (!s.gguf && ggml_type_from_name(r.scheme)) {
+  if (r.leave_output_tensor && !r.output_tensor_type.empty()) {
+    return bad(option_name(OptionId::leave_output_tensor, surface) + " and " + option_name(OptionId::output_tensor_type, surface) +
+               " contradict each other");
+  }
+  // A ggml type name that is no safetensors scheme's (mxfp4 and nvfp4 are both).
+  const auto rows = forget_scheme_rows();
+  const bool safetensors_scheme =
+      std::any_of(rows.begin(), rows.end(), [&](const ForgetSchemeRow& row) { return row.name == s.scheme; });
+  if (!s.gguf && ggml_type_from_name(r.scheme) && !safetensors_scheme) {
     return bad("scheme '" + r.scheme + "' is a GGUF type: write GGUF (" + option_name(OptionId::format, surface) +
                " gguf)");
   }
@@ -373,6 +402,10 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
       e.message = option_name(OptionId::bits, surface) + e.message.substr(4);
     } else if (e.message.rfind("group size", 0) == 0) {
       e.message = option_name(OptionId::group_size, surface) + e.message.substr(10);
+    }
+    for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type}) {
+      const std::string key(option_row(id).api_key);
+      if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
     }
     return e;
   }

@@ -30,6 +30,7 @@ enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
+  output_tensor_type, token_embedding_type, leave_output_tensor,
 };
 
 struct OptionRow {
@@ -75,6 +76,10 @@ struct ConvertRequest {
   std::string like;           // a reference model: its scheme, settings and weights
   bool reuse_scales = false;  // with like: its scales too
   bool pure = false;          // to gguf: llama-quantize --pure
+  // to gguf: llama-quantize's --output-tensor-type, --token-embedding-type (ggml type
+  // names; empty: the file type's choice) and --leave-output-tensor.
+  std::string output_tensor_type, token_embedding_type;
+  bool leave_output_tensor = false;
 };
 
 // forget: the request's scheme settings; an error names the option as `surface` spells it.
@@ -89,7 +94,8 @@ ShardOptions shard_options(const ConvertRequest& request);
 // format: safetensors | gguf), "dtype",
 // "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "ggufKv" [..],
 // "ggufMetadata" (text or object), "output", "force", "sync", "quiet"; forget: "scheme",
-// "blocksize", "doubleQuant", "skip" [globs], "only" [globs], "strict", "pure"}. Unknown keys
+// "blocksize", "doubleQuant", "skip" [globs], "only" [globs], "strict", "pure",
+// "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor"}. Unknown keys
 // are refused; null means "not given".
 Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface);
 std::string convert_request_json(const ConvertRequest& request);

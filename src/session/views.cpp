@@ -5,6 +5,8 @@
 #include "core/json.h"
 #include "schemes/forget.h"
 #include "schemes/forget_gguf.h"
+#include "kernels/ggml/quantize.h"
+#include "schemes/gguf_mix.h"
 #include "session/open.h"
 
 namespace amn {
@@ -90,7 +92,13 @@ std::string forget_schemes_json() {
   // The ggml types forget writes to GGUF (schemes/forget_gguf.h), marked with their target.
   for (std::string_view type : gguf_forget_types()) {
     w.begin_object().key("name").value(type).key("producer").value("ggml_quantize_chunk (GGUF, llama-quantize --pure)");
-    w.key("available").value(true).key("to").value("gguf").end_object();
+    w.key("available").value(true).key("to").value("gguf").key("pure").value(true).end_object();
+  }
+  // llama-quantize's file types that are no ggml type's name (schemes/gguf_mix.h).
+  for (const GgufFileTypeRow& row : gguf_file_type_rows()) {
+    if (ggml_type_from_name(row.name)) continue;
+    w.begin_object().key("name").value(row.name).key("producer").value("llama-quantize's file type (GGUF)");
+    w.key("available").value(ggml_can_quantize(row.default_type)).key("to").value("gguf").end_object();
   }
   return w.end_array().take();
 }

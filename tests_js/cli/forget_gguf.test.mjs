@@ -8,7 +8,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scratchDir } from '../support/helpers.js';
-import { ggufForgetInput, ggmlBlocks } from '../support/gguf_input.js';
+import { ggufForgetInput, ggmlBlocks, ggufTensors } from '../support/gguf_input.js';
+import { loadPackage } from '../support/helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
@@ -46,10 +47,11 @@ test('forget --to gguf: the default name, and misuse refused the same way by bot
   const dir = scratchDir('amn-forget-gguf-');
   const input = join(dir, 'model.safetensors');
   writeFileSync(input, ggufForgetInput());
-  const r = run('native', ['forget', input, '--to', 'gguf', '--scheme', 'Q6_K', '-q']);
+  const r = run('native', ['forget', input, '--to', 'gguf', '--scheme', 'Q6_K', '--pure', '-q']);
   assert.equal(r.code, 0, r.err);
   assert.ok(readFileSync(join(dir, 'model-q6_k.gguf')).indexOf(ggmlBlocks('Q6_K')) > 0);
-  for (const args of [['--scheme', 'Q4_0'], ['--to', 'gguf', '--scheme', 'Q4_K_M'], ['--scheme', 'nf4', '--pure']]) {
+  for (const args of [['--scheme', 'Q4_0'], ['--to', 'gguf', '--scheme', 'Q4_K_X'], ['--scheme', 'nf4', '--pure'],
+    ['--to', 'gguf', '--scheme', 'Q4_K_M', '--leave-output-tensor', '--output-tensor-type', 'q8_0']]) {
     const native = run('native', ['forget', input, ...args]);
     const node = run('node', ['forget', input, ...args]);
     assert.equal(native.code, 2, native.err);
@@ -59,4 +61,27 @@ test('forget --to gguf: the default name, and misuse refused the same way by bot
   const iq = run('native', ['forget', input, '--to', 'gguf', '--scheme', 'IQ2_XXS']);
   assert.equal(iq.code, 1);
   assert.match(iq.err, /importance matrix/);
+});
+
+test('forget --to gguf with llama-quantize\'s file types and options: its tensors, from both CLIs', async () => {
+  const amn = await loadPackage();
+  const dir = scratchDir('amn-forget-ftype-');
+  const fixtures = join(root, 'fixtures/gguf_ftype');
+  const input = join(fixtures, 'tiny_llama_f16.gguf');
+  for (const [fixture, args] of [
+    ['tiny-Q5_K_M.gguf', ['--scheme', 'Q5_K_M']],
+    ['tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf', ['--scheme', 'q4_k_m', '--token-embedding-type', 'q8_0', '--output-tensor-type', 'Q5_K']],
+    ['tiny-Q3_K_L-leave_output.gguf', ['--scheme', 'Q3_K_L', '--leave-output-tensor']],
+  ]) {
+    const want = await ggufTensors(amn, readFileSync(join(fixtures, fixture)));
+    const outs = [];
+    for (const cli of ['native', 'node']) {
+      const out = join(dir, `${cli}-${fixture}`);
+      const r = run(cli, ['forget', input, '--to', 'gguf', ...args, '-q', '-o', out]);
+      assert.equal(r.code, 0, `${cli}: ${r.err}`);
+      outs.push(readFileSync(out));
+    }
+    assert.deepEqual(outs[1], outs[0], fixture);
+    assert.deepEqual(await ggufTensors(amn, outs[0]), want, fixture);
+  }
 });

@@ -19,3 +19,20 @@ export function ggufForgetInput() {
 }
 
 export const ggmlBlocks = (type) => readFileSync(join(FIXTURES, `ggml_quant/${type}.q`));
+
+// A GGUF's tensors as { name: [type, sha256 of its bytes] }, read by the package (order
+// free: llama-quantize writes its loader's order, amn the input's).
+export async function ggufTensors(amn, bytes) {
+  const { createHash } = await import('node:crypto');
+  const m = await amn.open(new Uint8Array(bytes));
+  try {
+    const out = {};
+    for (const t of m.info.tensors) {
+      const data = bytes.subarray(t.offset, t.offset + t.nbytes);
+      out[t.name] = [t.dtype, createHash('sha256').update(data).digest('hex')];
+    }
+    return out;
+  } finally {
+    await m.close();
+  }
+}

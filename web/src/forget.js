@@ -65,9 +65,12 @@ export class ForgetPanel {
     const gguf = value.startsWith('gguf:');
     const scheme = gguf ? value.slice(5) : value;
     const fourBit = scheme === 'nf4' || scheme === 'fp4';
+    // A ggml type's row is written pure (llama-quantize --pure); a file type's row is its mix.
+    const row = this.info.forgetSchemes.find((r) => (r.to ? `${r.to}:${r.name}` : r.name) === value);
     const request = {
       scheme,
       to: gguf ? 'gguf' : undefined,
+      pure: row?.pure ?? false,
       blocksize: fourBit ? Number(ui.blocksize.value) : undefined,
       doubleQuant: fourBit && ui.doubleQuant.checked,
       bits: scheme === 'mlx' ? Number(ui.bits.value) : undefined,
