@@ -19,7 +19,7 @@
 
 namespace amn {
 
-enum class Verb : uint8_t { parse, inspect, remember, convert, forget };
+enum class Verb : uint8_t { parse, inspect, remember, convert, forget, stats, hash };
 std::string_view verb_name(Verb verb);
 
 // How an option is spelled in a message: `--max-shard-size` on a command line,
@@ -29,7 +29,7 @@ enum class Surface : uint8_t { cli, api };
 enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
-  scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure,
+  scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, gguf_hash,
 };
 
 struct OptionRow {
