@@ -62,6 +62,17 @@ class Session : public amn::Session {
   std::string forget_text() const { return amn::Session::forget_report_text(); }
   std::string forget_config() const { return amn::Session::forget_config_json(); }
   val plan_tensor(const std::string& name, const std::string& to) { return status(amn::Session::plan_tensor(name, to)); }
+  val plan_stats(const std::string& name) { return status(amn::Session::plan_stats(name)); }
+  int stats_step_count() const { return static_cast<int>(amn::Session::stats_step_count()); }
+  val run_stats_step(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_stats_step(static_cast<size_t>(i))); }
+  std::string stats_json() const { return amn::Session::stats_json(); }
+  std::string stats_text() const { return amn::Session::stats_text(); }
+  std::string stats_names() const { return amn::Session::stats_names_json(); }
+  val plan_hash() { return status(amn::Session::plan_hash()); }
+  int hash_step_count() const { return static_cast<int>(amn::Session::hash_step_count()); }
+  val run_hash_step(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_hash_step(static_cast<size_t>(i))); }
+  std::string hash_json() const { return amn::Session::hash_json(); }
+  std::string hash_text(const std::string& path) const { return amn::Session::hash_text(path); }
   val select_shard(int k) { return status(k < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such shard") : amn::Session::select_shard(static_cast<size_t>(k))); }
   val output_header() const { return byte_view(amn::Session::output_header()); }
   int piece_count() const { return static_cast<int>(amn::Session::piece_count()); }
@@ -156,6 +167,17 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("planConvert", &Session::plan_convert)
       .function("planTensor", &Session::plan_tensor)
       .function("planForget", &Session::plan_forget)
+      .function("planStats", &Session::plan_stats)
+      .function("statsStepCount", &Session::stats_step_count)
+      .function("runStatsStep", &Session::run_stats_step)
+      .function("statsJson", &Session::stats_json)
+      .function("statsText", &Session::stats_text)
+      .function("statsNames", &Session::stats_names)
+      .function("planHash", &Session::plan_hash)
+      .function("hashStepCount", &Session::hash_step_count)
+      .function("runHashStep", &Session::run_hash_step)
+      .function("hashJson", &Session::hash_json)
+      .function("hashText", &Session::hash_text)
       .function("planForgetLike", &Session::plan_forget_like)
       .function("prepareCount", &Session::prepare_count)
       .function("runPrepare", &Session::run_prepare)

@@ -5,6 +5,8 @@
 #    and WASM used header-only with static dispatch.
 #  - Catch2 v2 and CLI11 (apt): header-only.
 #  - zlib 1.3.1 (inflate only) from npm's zlib-sync: cmake/zlib.cmake.
+#  - xxHash (apt libxxhash-dev 0.8.1): its header, inlined (XXH_INLINE_ALL) by
+#    src/core/digest.cpp, so native and WASM run the same XXH64.
 # Cross builds must not see the host's /usr/include (TOOLCHAIN.md quirk 4), so the
 # header-only parts are copied into the build tree and included from there.
 
@@ -20,6 +22,12 @@ foreach(dir hwy catch2 CLI)
     file(COPY "/usr/include/${dir}" DESTINATION "${AMN_VENDOR_INCLUDE}")
   endif()
 endforeach()
+if(NOT EXISTS "/usr/include/xxhash.h")
+  message(FATAL_ERROR "xxhash.h not found: run `make bootstrap` (apt libxxhash-dev)")
+endif()
+if(NOT EXISTS "${AMN_VENDOR_INCLUDE}/xxhash.h")
+  file(COPY "/usr/include/xxhash.h" DESTINATION "${AMN_VENDOR_INCLUDE}")
+endif()
 
 add_library(amn_simdjson STATIC "${AMN_SIMDJSON_DIR}/simdjson.cpp")
 target_include_directories(amn_simdjson SYSTEM PUBLIC "${AMN_SIMDJSON_DIR}")

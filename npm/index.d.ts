@@ -106,6 +106,43 @@ export interface FileInfo {
   header_bytes: number;
 }
 
+export interface TensorHash {
+  name: string;
+  bytes: number;
+  sha256: string;
+  xxh64: string;
+  sha1: string;
+}
+
+export interface ModelHash {
+  tensors: TensorHash[];
+  /** Over every tensor's stored bytes in order; uuid: llama.cpp gguf-hash's UUIDv5. */
+  model: { tensors: number; bytes: number; sha256: string; xxh64: string; sha1: string; uuid: string };
+}
+
+export interface TensorStats {
+  name: string;
+  /** As stored ('Q4_K' for a GGUF block type), or a quantized weight's scheme. */
+  dtype: string;
+  shape: number[];
+  count: number;
+  /** Over the finite values; null when there is none. */
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+  std: number | null;
+  nan: number;
+  pos_inf: number;
+  neg_inf: number;
+  zeros: number;
+  /** 20 equal bins over [min, max], finite values only. */
+  histogram: { min: number | null; max: number | null; counts: number[] };
+  /** Why the values are not described (complex, F8/F6/F4 as stored). */
+  skipped?: string;
+  /** With `text: true`: the lines `amn stats` prints. */
+  text?: string;
+}
+
 export interface TensorInfo {
   name: string;
   dtype: DType;
@@ -379,6 +416,12 @@ export declare class Model {
   text(kind?: 'inspect' | 'parse'): string;
   /** One tensor's values (AmnError 'not_found' if absent). */
   tensor(name: string, options?: TensorOptions): Promise<Tensor>;
+  /** One tensor's value statistics, streamed through the core (docs/json-schema.md "The stats document"). */
+  stats(name: string, options?: { signal?: AbortSignal; text?: boolean }): Promise<TensorStats>;
+  /** SHA-256, XXH64 and SHA-1 of every stored tensor and of the whole model, and gguf-hash's UUID. */
+  hash(options?: { signal?: AbortSignal }): Promise<ModelHash>;
+  /** The tensors `amn stats` describes when none is named. */
+  readonly statsNames: string[];
   /** tensor() under another name: without `to`, the stored dtype (a quantized weight: its natural one). */
   dequantize(name: string, options?: TensorOptions): Promise<Tensor>;
   /** A sharded safetensors output: each file through `openShard`. */

@@ -114,7 +114,7 @@ inline std::string lower(std::string s) {
   return s;
 }
 
-// FIPS 180-4 SHA-256 as hex: the fixtures' generators record hashes of what the
+// SHA-256 as hex (core/digest.h): the fixtures' generators record hashes of what the
 // producers load (numpy.load, torch.load).
 std::string sha256_hex(std::span<const uint8_t> data);
 

@@ -10,6 +10,7 @@ packages=(
   libhwy-dev                      # Highway SIMD (runtime dispatch on x86-64)
   catch2                          # unit tests (header-only)
   libcli11-dev                    # the native CLI's argument parser
+  libxxhash-dev                   # XXH64 for amn hash (header, inlined; native and WASM)
   emscripten binaryen             # the WASM module (emcc 3.1.6)
   clang-14 lld-14 qemu-user g++-aarch64-linux-gnu  # aarch64 cross build, run under qemu
   libclang-rt-14-dev              # clang's sanitizer + libFuzzer runtimes (make fuzz)

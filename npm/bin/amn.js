@@ -7,7 +7,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { AmnError, loadCoreForCli, open } from '../node.js';
 import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
-import { OUTPUT_PLAN } from '../lib/model.js';
+import { HASH_RAW, OUTPUT_PLAN, STATS_RAW } from '../lib/model.js';
 import { amnErrorOf } from '../lib/errors.js';
 
 // A closed stdout (`npx amn inspect x | head`) ends the output quietly, as amn does.
@@ -68,6 +68,34 @@ async function runReport(cmd) {
   try {
     // The core's own text for both: the very bytes the native amn prints.
     process.stdout.write(cmd.json ? model.infoJson : model.text(cmd.verb));
+  } finally {
+    await model.close();
+  }
+}
+
+// stats: the core computes and renders each tensor's statistics (the native amn's bytes).
+async function runStats(cmd) {
+  const model = await open(cmd.input, { limits: cmd.limits });
+  try {
+    const names = cmd.tensors.length ? cmd.tensors : model.statsNames;
+    const all = [];
+    for (let i = 0; i < names.length; i++) {
+      const s = await model[STATS_RAW](names[i]);
+      if (cmd.json) all.push(s.json);
+      else process.stdout.write((i ? '\n' : '') + s.text);
+    }
+    if (cmd.json) process.stdout.write(`{"tensors":[${all.join(',')}]}\n`);
+  } finally {
+    await model.close();
+  }
+}
+
+// hash: the core's digests and lines (gguf-hash's, naming the path as given).
+async function runHash(cmd) {
+  const model = await open(cmd.input, { limits: cmd.limits });
+  try {
+    const h = await model[HASH_RAW]({ ggufPath: cmd.ggufHash ? cmd.input : '' });
+    process.stdout.write(cmd.json ? h.json + '\n' : h.text);
   } finally {
     await model.close();
   }
@@ -169,6 +197,8 @@ async function main(argv) {
       default: break;
     }
     if (cmd.verb === 'parse' || cmd.verb === 'inspect') await runReport(cmd);
+    else if (cmd.verb === 'stats') await runStats(cmd);
+    else if (cmd.verb === 'hash') await runHash(cmd);
     else await runConvert(M, cmd);
     return 0;
   } catch (err) {

@@ -27,6 +27,10 @@ const ARRAY_TYPES = {
 // The output plan of a model, for npm/bin/amn.js (remember's default name depends on the
 // model, so the plan is the model's session's).
 export const OUTPUT_PLAN = Symbol('amn.outputPlan');
+// The CLI's hash: the core's JSON and text (ggufPath: gguf-hash's lines naming that path).
+export const HASH_RAW = Symbol('amn.hashRaw');
+// The CLI's stats: the core's JSON text as written (numbers spelled as the native amn does).
+export const STATS_RAW = Symbol('amn.statsRaw');
 
 function check(status) {
   if (status && status.ok === false) throw errorFromStatus(status);
@@ -78,6 +82,68 @@ export class Model {
       const Type = ARRAY_TYPES[t.dtype] || Uint8Array;
       return { name: t.name, dtype: t.dtype, shape: t.shape, data: new Type(out.buffer, 0, out.byteLength / Type.BYTES_PER_ELEMENT) };
     });
+  }
+
+  /** One tensor's value statistics, computed by the core streaming its pieces twice (the
+   *  tensor is never held whole): {name, dtype, shape, count, min, max, mean, std, nan,
+   *  pos_inf, neg_inf, zeros, histogram: {min, max, counts}} (docs/json-schema.md "stats").
+   *  `text: true` adds `text`, the lines `amn stats` prints for it. */
+  async stats(name, { signal, text = false } = {}) {
+    const raw = await this[STATS_RAW](name, { signal });
+    const out = JSON.parse(raw.json);
+    if (text) out.text = raw.text;
+    return out;
+  }
+
+  async [STATS_RAW](name, { signal } = {}) {
+    return this.#exclusive(async () => {
+      const s = this.#session;
+      check(s.planStats(String(name)));
+      const steps = s.statsStepCount();
+      try {
+        for (let i = 0; i < steps; i++) {
+          this.#assertOpen();
+          await drive(this.#M, s, this.#files, () => s.runStatsStep(i), { signal, what: `stats step ${i}` });
+          s.releaseData();
+        }
+      } finally {
+        s.releaseData();
+      }
+      return { json: s.statsJson(), text: s.statsText() };
+    });
+  }
+
+  /** SHA-256, XXH64 and SHA-1 of every stored tensor's bytes and of the whole model
+   *  (every tensor's bytes in order), with llama.cpp gguf-hash's model UUID:
+   *  {tensors: [{name, bytes, sha256, xxh64, sha1}], model: {tensors, bytes, sha256, xxh64,
+   *  sha1, uuid}} (docs/json-schema.md "The hash document"). Read in chunks of 16 MiB. */
+  async hash({ signal } = {}) {
+    return JSON.parse((await this[HASH_RAW]({ signal })).json);
+  }
+
+  async [HASH_RAW]({ signal, ggufPath = '' } = {}) {
+    return this.#exclusive(async () => {
+      const s = this.#session;
+      check(s.planHash());
+      const steps = s.hashStepCount();
+      try {
+        for (let i = 0; i < steps; i++) {
+          this.#assertOpen();
+          await drive(this.#M, s, this.#files, () => s.runHashStep(i), { signal, what: `hash step ${i}` });
+          s.releaseData();
+        }
+      } finally {
+        s.releaseData();
+      }
+      return { json: s.hashJson(), text: s.hashText(ggufPath) };
+    });
+  }
+
+  /** The tensors `amn stats` describes when none is named: every tensor, a quantized
+   *  weight as its one logical tensor. */
+  get statsNames() {
+    this.#assertOpen();
+    return JSON.parse(this.#session.statsNames());
   }
 
   /** Alias kept from the design sketch: tensor(). Without `to` nothing loses precision: a

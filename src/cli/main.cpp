@@ -16,6 +16,8 @@
 #include "kernels/cast.h"
 #include "report/lethe.h"
 #include "report/report.h"
+#include "report/model_hash.h"
+#include "report/value_stats.h"
 #include "session/command_line.h"
 #include "schemes/forget_like.h"
 #include "session/forget.h"
@@ -45,6 +47,36 @@ int run_report(const amn::CommandLine& cmd) {
   if (!local) return fail(local.error());
   if (cmd.json) print(amn::model_info_json(local->model));
   else print(cmd.verb == amn::Verb::parse ? amn::render_parse(local->model) : amn::render_inspect(local->model));
+  return 0;
+}
+
+// stats: each tensor streamed through the core twice (report/value_stats.h); the text
+// goes out tensor by tensor, the JSON once all are done.
+int run_stats(const amn::CommandLine& cmd) {
+  auto local = amn::cli::open_local(cmd.open.input, cmd.open.limits);
+  if (!local) return fail(local.error());
+  const auto names = cmd.tensors.empty() ? amn::stats_tensor_names(local->model) : cmd.tensors;
+  std::vector<amn::ValueStats> all;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto s = amn::tensor_stats(local->model, *local->files, names[i]);
+    if (!s) return fail(s.error());
+    if (cmd.json) all.push_back(std::move(s).value());
+    else {
+      if (i) print("\n");
+      print(amn::render_stats(*s));
+    }
+  }
+  if (cmd.json) print(amn::stats_json(all) + "\n");
+  return 0;
+}
+
+int run_hash(const amn::CommandLine& cmd) {
+  auto local = amn::cli::open_local(cmd.open.input, cmd.open.limits);
+  if (!local) return fail(local.error());
+  auto h = amn::model_hash(local->model, *local->files);
+  if (!h) return fail(h.error());
+  if (cmd.json) print(amn::hash_json(*h) + "\n");
+  else print(cmd.gguf_hash ? amn::render_gguf_hash(*h, cmd.open.input) : amn::render_hash(*h));
   return 0;
 }
 
@@ -147,5 +179,7 @@ int main(int argc, char** argv) {
   if (auto forced = amn::check_forced_impl(); !forced) return fail(forced.error());  // AMN_FORCE_IMPL typo
   if (cmd.verb == amn::Verb::parse || cmd.verb == amn::Verb::inspect) return run_report(cmd);
   if (cmd.verb == amn::Verb::forget) return run_forget(cmd);
+  if (cmd.verb == amn::Verb::stats) return run_stats(cmd);
+  if (cmd.verb == amn::Verb::hash) return run_hash(cmd);
   return run_convert(cmd);
 }

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/json.h"
+#include "report/value_stats.h"
 #include "schemes/forget_gguf.h"
 #include "session/registry.h"
 
@@ -15,6 +16,8 @@ constexpr const char* kVerbHelp[] = {
     "Dequantize / cast to full precision, written as safetensors",
     "Convert a model to another format, streaming tensor by tensor",
     "Quantize a model as a producer would (bitsandbytes, ...), and say what was lost",
+    "Per tensor value statistics: min/max/mean/std, NaN/Inf/zero counts, a histogram",
+    "SHA-256 and XXH64 of every stored tensor and of the whole model (--gguf-hash: llama.cpp's lines)",
 };
 
 std::string footer() {
@@ -75,9 +78,9 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 struct Raw {
   std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize, bits, group_size, like,
       output_tensor_type, token_embedding_type;
-  std::vector<std::string> gguf_kv, skip, only;
+  std::vector<std::string> gguf_kv, skip, only, tensors;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
-       strict = false, reuse_scales = false, pure = false, leave_output_tensor = false;
+       strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false;
   std::string limits[4];
 };
 
@@ -169,7 +172,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
 }
 
 bool is_verb(const std::string& word) {
-  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert", "forget", "quantize"}) {
+  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert", "forget", "quantize", "stats", "hash"}) {
     if (word == v) return true;
   }
   return false;
@@ -186,7 +189,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   bool version = false;
   app.add_flag("--version", version, "Display program version information and exit");
 
-  CLI::App* verbs[5];
+  CLI::App* verbs[7];
   verbs[0] = app.add_subcommand("parse", kVerbHelp[0]);
   verbs[1] = app.add_subcommand("inspect", kVerbHelp[1]);
   verbs[1]->alias("info");
@@ -242,6 +245,23 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add_limits(verbs[4], raw);
   verbs[4]->footer(forget_footer());
 
+  verbs[5] = app.add_subcommand("stats", kVerbHelp[5]);
+  verbs[5]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+  verbs[5]->add_option("TENSOR", raw.tensors, "tensors to describe (default: every one; a quantized weight by its name)");
+  add_flag(verbs[5], OptionId::json, raw.json)->description("print the statistics as JSON (docs/json-schema.md \"stats\")");
+  add_limits(verbs[5], raw);
+  verbs[5]->footer("Values as the producer's dequantizer gives them (F32), streamed piece by piece:\n"
+                   "two passes, the histogram (" + std::to_string(kStatsBins) + " bins) over the first pass's range.\n");
+
+  verbs[6] = app.add_subcommand("hash", kVerbHelp[6]);
+  verbs[6]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+  add_flag(verbs[6], OptionId::json, raw.json)->description("print the digests as JSON (docs/json-schema.md \"hash\")");
+  add_flag(verbs[6], OptionId::gguf_hash, raw.gguf_hash);
+  add_limits(verbs[6], raw);
+  verbs[6]->footer("Over the stored bytes of each tensor, as the file holds them (quantized: the blocks /\n"
+                   "parts as stored); the model's digests over every tensor's bytes in order, metadata left\n"
+                   "out. uuid: llama.cpp gguf-hash's UUIDv5 of those bytes.\n");
+
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_verb(args[0])) {
     out.text = "unknown subcommand: " + args[0];
@@ -266,11 +286,13 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.text = e.what();
     return out;
   }
-  for (int v = 0; v < 5; ++v) {
+  for (int v = 0; v < 7; ++v) {
     if (!verbs[v]->parsed()) continue;
     out.verb = static_cast<Verb>(v);
     out.open.input = raw.path;
     out.json = raw.json;
+    out.tensors = raw.tensors;
+    out.gguf_hash = raw.gguf_hash;
     auto limits = limits_of(raw);
     if (!limits) {
       out.text = limits.error().message;
@@ -278,7 +300,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     }
     out.open.limits = *limits;
     out.kind = CommandLine::Kind::run;
-    if (v >= 2) {
+    if (v >= 2 && v <= 4) {
       auto request = request_of(out.verb, raw);
       if (!request && out.verb == Verb::forget && request.error().code == ErrorCode::invalid_argument) {
         out.kind = CommandLine::Kind::usage_error;  // a scheme setting it lacks: misuse
@@ -307,6 +329,12 @@ std::string command_line_json(const CommandLine& c) {
     w.key("verb").value(verb_name(c.verb)).key("input").value(c.open.input).key("json").value(c.json);
     w.key("limits").raw(limits_json(c.open.limits));
     if (c.verb == Verb::remember || c.verb == Verb::convert || c.verb == Verb::forget) w.key("request").raw(convert_request_json(c.convert));
+    if (c.verb == Verb::stats) {
+      w.key("tensors").begin_array();
+      for (const auto& t : c.tensors) w.value(t);
+      w.end_array();
+    }
+    if (c.verb == Verb::hash) w.key("ggufHash").value(c.gguf_hash);
   }
   return w.end_object().take();
 }

@@ -18,7 +18,9 @@ struct CommandLine {
   Error error;       // kind error
   Verb verb = Verb::inspect;
   OpenRequest open;  // the input and the limits (--max-*)
-  bool json = false;  // parse / inspect --json
+  bool json = false;  // parse / inspect / stats --json
+  std::vector<std::string> tensors;  // stats: the tensors named (empty: every one)
+  bool gguf_hash = false;            // hash --gguf-hash
   ConvertRequest convert;  // remember / convert
 };
 
@@ -26,7 +28,7 @@ struct CommandLine {
 CommandLine parse_command_line(const std::vector<std::string>& args);
 
 // The command line as JSON for the Node CLI: {"kind": "run"|"help"|"version"|"usage_error"|
-// "error", "text", "code" and "message" (error), "verb", "input", "json", "limits": {...}, "request": convert_request_json}.
+// "error", "text", "code" and "message" (error), "verb", "input", "json", "limits": {...}, "request": convert_request_json, "tensors" (stats), "ggufHash" (hash)}.
 std::string command_line_json(const CommandLine& command);
 
 // What a CLI prints for a usage error (exit status 2) and for --version.

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 31> kOptions = {{
+const std::array<OptionRow, 32> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -82,6 +82,8 @@ const std::array<OptionRow, 31> kOptions = {{
      "--to gguf: the ggml type of token_embd.weight, as llama-quantize's option", kAny},
     {OptionId::leave_output_tensor, "leaveOutputTensor", "--leave-output-tensor", "",
      "--to gguf: keep output.weight as stored, as llama-quantize's option", kAny},
+    {OptionId::gguf_hash, "ggufHash", "--gguf-hash", "",
+     "print llama.cpp gguf-hash's lines (its --all --uuid: xxh64, sha1, sha256 per tensor and model, uuid)", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -119,6 +121,8 @@ std::string_view verb_name(Verb verb) {
     case Verb::remember: return "remember";
     case Verb::convert: return "convert";
     case Verb::forget: return "forget";
+    case Verb::stats: return "stats";
+    case Verb::hash: return "hash";
   }
   return "?";
 }

@@ -1,5 +1,6 @@
 #include "session/session.h"
 
+#include "core/json.h"
 #include "report/lethe.h"
 #include "report/report.h"
 #include "schemes/forget_like.h"
@@ -119,6 +120,46 @@ Status Session::plan_tensor(const std::string& name, std::string_view to) {
   clear_plans();
   plans_.push_back(std::move(plan));
   return {};
+}
+
+Status Session::plan_stats(const std::string& name) {
+  if (!model_) return no_model();
+  stats_.reset();
+  AMN_ASSIGN(auto run, StatsRun::start(*model_, name));
+  stats_.emplace(std::move(run));
+  return {};
+}
+
+Status Session::run_stats_step(size_t i) {
+  if (!stats_) return make_error(ErrorCode::invalid_argument, "no statistics planned");
+  return stats_->step(i, files_, &scheme_inputs_);
+}
+
+Status Session::plan_hash() {
+  if (!model_) return no_model();
+  hash_.reset();
+  AMN_ASSIGN(auto run, HashRun::start(*model_));
+  hash_.emplace(std::move(run));
+  return {};
+}
+
+Status Session::run_hash_step(size_t i) {
+  if (!hash_) return make_error(ErrorCode::invalid_argument, "no hash planned");
+  return hash_->step(i, files_);
+}
+
+std::string Session::hash_text(const std::string& gguf_path) const {
+  if (!hash_) return "";
+  return gguf_path.empty() ? render_hash(hash_->result()) : render_gguf_hash(hash_->result(), gguf_path);
+}
+
+std::string Session::stats_names_json() const {
+  JsonWriter w;
+  w.begin_array();
+  if (model_) {
+    for (const auto& n : stats_tensor_names(*model_)) w.value(n);
+  }
+  return w.end_array().take();
 }
 
 std::string Session::output_plan_json(std::string_view json) const {

@@ -15,6 +15,8 @@
 #include "convert/shard.h"
 #include "core/error.h"
 #include "core/limits.h"
+#include "report/model_hash.h"
+#include "report/value_stats.h"
 #include "session/output.h"
 #include "core/model.h"
 #include "core/source.h"
@@ -59,6 +61,24 @@ class Session {
 
   // One tensor, cast to `to` ("" keeps the stored dtype, or a logical tensor's natural one).
   Status plan_tensor(const std::string& name, std::string_view to);
+  // Value statistics of one tensor (report/value_stats.h): plan_stats, then every
+  // run_stats_step (need_bytes like a piece), then stats_json (the npm model.stats result)
+  // or stats_text (amn stats's text for it).
+  Status plan_stats(const std::string& name);
+  size_t stats_step_count() const { return stats_ ? stats_->steps() : 0; }
+  Status run_stats_step(size_t i);
+  std::string stats_json() const { return stats_ ? stats_json_one(stats_->stats()) : "null"; }
+  std::string stats_text() const { return stats_ ? render_stats(stats_->stats()) : ""; }
+  // The names amn stats covers when none is given, as a JSON array.
+  std::string stats_names_json() const;
+  // amn hash (report/model_hash.h): plan_hash, every run_hash_step in order (need_bytes
+  // like a piece), then hash_json, or hash_text (gguf_path non-empty: gguf-hash's lines
+  // naming that path).
+  Status plan_hash();
+  size_t hash_step_count() const { return hash_ ? hash_->steps() : 0; }
+  Status run_hash_step(size_t i);
+  std::string hash_json() const { return hash_ ? amn::hash_json(hash_->result()) : "null"; }
+  std::string hash_text(const std::string& gguf_path) const;
   // The output policy (output.h output_plan_json) with this session's model, which
   // remember's default name depends on.
   std::string output_plan_json(std::string_view json) const;
@@ -89,6 +109,8 @@ class Session {
   std::vector<SparseSource*> sparse_;  // owned by files_
   std::optional<Model> model_;
   std::vector<Plan> plans_;            // one plan, or one per shard
+  std::optional<StatsRun> stats_;
+  std::optional<HashRun> hash_;
   std::optional<ForgetPlan> forget_;   // a forget's plan (then plans_ is empty)
   std::vector<std::string> shard_names_;  // empty unless sharded
   std::string index_json_;

@@ -1,0 +1,127 @@
+// amn stats: value statistics streamed through the plan's pieces (report/value_stats.h),
+// checked against sums over the whole tensor taken independently.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "convert/execute.h"
+#include "report/value_stats.h"
+#include "session/open.h"
+#include "session/session.h"
+#include "session_support.h"
+#include "support.h"
+
+using namespace amn;
+using namespace amn::test;
+
+namespace {
+
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> out(v.size() * 4);
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+struct Opened {
+  std::vector<uint8_t> bytes;
+  FileSet files;
+  Model model;
+};
+
+std::unique_ptr<Opened> open_whole(std::vector<uint8_t> bytes, const std::string& name) {
+  auto o = std::make_unique<Opened>();
+  o->bytes = std::move(bytes);
+  o->files.add(name, std::make_unique<MemorySource>(o->bytes));
+  auto m = open_model(o->files, ParseLimits{});
+  REQUIRE(m);
+  o->model = std::move(m).value();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("stats: counts, range, moments and a histogram over the finite values") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> v = {1, -2, 0, std::nanf(""), inf, 3, 0, -inf};
+  auto o = open_whole(make_safetensors(R"({"w":{"dtype":"F32","shape":[2,4],"data_offsets":[0,32]}})", f32_bytes(v)),
+                      "model.safetensors");
+  auto s = tensor_stats(o->model, o->files, "w");
+  REQUIRE(s);
+  CHECK(s->dtype == "F32");
+  CHECK(s->shape == std::vector<uint64_t>{2, 4});
+  CHECK(s->count == 8);
+  CHECK(s->nan == 1);
+  CHECK(s->pos_inf == 1);
+  CHECK(s->neg_inf == 1);
+  CHECK(s->zeros == 2);
+  CHECK(s->min == -2);
+  CHECK(s->max == 3);
+  CHECK(s->mean() == Approx(2.0 / 5));
+  CHECK(s->std() == Approx(std::sqrt(14.0 / 5 - 0.16)));
+  REQUIRE(s->histogram.size() == kStatsBins);
+  uint64_t total = 0;
+  for (uint64_t c : s->histogram) total += c;
+  CHECK(total == 5);
+  CHECK(s->histogram.front() == 1);  // -2
+  CHECK(s->histogram.back() == 1);   // 3, the maximum, in the last bin
+  CHECK(stats_json_one(*s).find(R"("nan":1,"pos_inf":1,"neg_inf":1,"zeros":2)") != std::string::npos);
+  CHECK(render_stats(*s).find("min -2  max 3") != std::string::npos);
+  CHECK_FALSE(tensor_stats(o->model, o->files, "missing"));
+}
+
+TEST_CASE("stats: a GGUF block type's dequantized values, the same as the whole tensor's") {
+  auto o = open_whole(read_file(fixture_path("gguf/valid/ggml_blocks.gguf")), "ggml_blocks.gguf");
+  const auto names = stats_tensor_names(o->model);
+  REQUIRE(names.size() == o->model.tensors.size());
+  for (const auto& name : names) {
+    auto s = tensor_stats(o->model, o->files, name);
+    REQUIRE(s);
+    // Independently: the whole tensor dequantized at once, summed here.
+    auto plan = plan_tensor(o->model, name, DType::F32);
+    REQUIRE(plan);
+    VecSink sink;
+    REQUIRE(execute_plan(*plan, o->files, sink));
+    std::vector<float> all(sink.bytes.size() / 4);
+    std::memcpy(all.data(), sink.bytes.data(), all.size() * 4);
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (float x : all) {
+      sum += x;
+      lo = std::min<double>(lo, x);
+      hi = std::max<double>(hi, x);
+    }
+    CHECK(s->count == all.size());
+    CHECK(s->min == lo);
+    CHECK(s->max == hi);
+    CHECK(s->mean() == Approx(sum / static_cast<double>(all.size())));
+  }
+}
+
+TEST_CASE("stats through a Session, sans-IO: the same numbers as the native run") {
+  const std::vector<float> v = {0.5f, 1.5f, -3.0f, 2.0f};
+  const auto file = make_safetensors(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", f32_bytes(v));
+  Session s("");
+  s.add_file("model.safetensors", file.size());
+  REQUIRE(feed(s, file, [&] { return s.parse(); }));
+  CHECK(s.stats_names_json() == R"(["a"])");
+  REQUIRE(s.plan_stats("a"));
+  REQUIRE(s.stats_step_count() == 2);
+  for (size_t i = 0; i < s.stats_step_count(); ++i) REQUIRE(feed(s, file, [&] { return s.run_stats_step(i); }));
+  auto o = open_whole(file, "model.safetensors");
+  auto native = tensor_stats(o->model, o->files, "a");
+  REQUIRE(native);
+  CHECK(s.stats_json() == stats_json_one(*native));
+  CHECK(s.stats_text() == render_stats(*native));
+  CHECK(s.stats_json().find(R"("min":-3,"max":2,"mean":0.25)") != std::string::npos);
+}
+
+TEST_CASE("stats: complex values are named as not described, not an error") {
+  std::vector<uint8_t> data(16, 0);
+  auto o = open_whole(make_safetensors(R"({"c":{"dtype":"C64","shape":[2],"data_offsets":[0,16]}})", data),
+                      "model.safetensors");
+  auto s = tensor_stats(o->model, o->files, "c");
+  REQUIRE(s);
+  CHECK(s->skipped == "C64 values are not described");
+  CHECK(s->count == 0);
+}
