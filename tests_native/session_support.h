@@ -26,4 +26,18 @@ inline Status feed(Session& s, const std::vector<uint8_t>& file, const std::func
   return make_error(ErrorCode::internal, "too many rounds");
 }
 
+// The whole output of a planned forget or convert, as the JS side writes it: every
+// prepare, then the header and each piece, fed from `file`.
+inline std::vector<uint8_t> planned_output(Session& s, const std::vector<uint8_t>& file) {
+  for (size_t i = 0; i < s.prepare_count(); ++i) REQUIRE(feed(s, file, [&] { return s.run_prepare(i); }));
+  REQUIRE(s.finish_prepared());
+  std::vector<uint8_t> out = s.output_header();
+  for (size_t i = 0; i < s.piece_count(); ++i) {
+    REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
+    out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
+    s.release_data();
+  }
+  return out;
+}
+
 }  // namespace amn::test

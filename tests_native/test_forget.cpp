@@ -28,15 +28,7 @@ std::vector<uint8_t> forget_bytes(const std::string& input, const std::string& r
   s.add_file("model.safetensors", file.size());
   REQUIRE(feed(s, file, [&] { return s.parse(); }));
   REQUIRE(s.plan_forget(request));
-  for (size_t i = 0; i < s.prepare_count(); ++i) REQUIRE(feed(s, file, [&] { return s.run_prepare(i); }));
-  REQUIRE(s.finish_prepared());
-  std::vector<uint8_t> out = s.output_header();
-  for (size_t i = 0; i < s.piece_count(); ++i) {
-    REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
-    out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
-    s.release_data();
-  }
-  return out;
+  return amn::test::planned_output(s, file);
 }
 
 // name -> bytes of a safetensors file in memory.

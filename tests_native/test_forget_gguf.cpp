@@ -48,14 +48,7 @@ std::vector<uint8_t> forget_bytes(const std::vector<uint8_t>& file, const std::s
   REQUIRE(feed(s, file, [&] { return s.parse(); }));
   REQUIRE(s.plan_forget(request));
   REQUIRE(s.prepare_count() == 0);
-  REQUIRE(s.finish_prepared());
-  std::vector<uint8_t> out = s.output_header();
-  for (size_t i = 0; i < s.piece_count(); ++i) {
-    REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
-    out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
-    s.release_data();
-  }
-  return out;
+  return amn::test::planned_output(s, file);
 }
 
 struct Stored {

@@ -54,14 +54,7 @@ std::vector<uint8_t> forget(const std::string& request, const std::string& input
   INFO(request << ": " << (planned ? std::string() : planned.error().message));
   REQUIRE(planned);
   REQUIRE(s.prepare_count() == 0);
-  REQUIRE(s.finish_prepared());
-  std::vector<uint8_t> out = s.output_header();
-  for (size_t i = 0; i < s.piece_count(); ++i) {
-    REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
-    out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
-    s.release_data();
-  }
-  return out;
+  return amn::test::planned_output(s, file);
 }
 
 }  // namespace
