@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/cast.h"
+#include "kernels/quant/packed.h"
 
 namespace amn::lethe {
 namespace {
@@ -24,17 +25,6 @@ void store(DType t, float v, uint8_t* bytes, uint64_t i) {
   }
   const uint16_t h = t == DType::BF16 ? (std::isnan(v) ? uint16_t(0x7FC0) : f32_to_bf16(v)) : f32_to_f16(v);
   std::memcpy(bytes + i * 2, &h, 2);
-}
-
-float load(DType t, const uint8_t* bytes, uint64_t i) {
-  if (t == DType::F32) {
-    float v;
-    std::memcpy(&v, bytes + i * 4, 4);
-    return v;
-  }
-  uint16_t h;
-  std::memcpy(&h, bytes + i * 2, 2);
-  return t == DType::BF16 ? bf16_to_f32(h) : f16_to_f32(h);
 }
 
 // One MLX op's result in dtype t (mx.dequantize computes in the scales' dtype).
@@ -85,7 +75,7 @@ void mlx_affine_quantize_rows(const float* values, uint64_t rows, uint64_t cols,
     const float* w = values + g * group;
     MlxAffine a;
     if (reuse) {
-      a = {load(scale_dtype, scales, g), load(scale_dtype, biases, g)};
+      a = {quant::load_quant_float(scale_dtype, scales, g), quant::load_quant_float(scale_dtype, biases, g)};
     } else {
       a = mlx_affine_params(w, group, bits);
       store(scale_dtype, a.scale, scales, g);
