@@ -29,6 +29,8 @@ void pad(H& hash, uint64_t total) {
 template <class H>
 void feed(H& hash, uint8_t* buf, size_t& fill, uint64_t& total, std::span<const uint8_t> bytes, auto&& block) {
   (void)hash;
+  // An empty span may carry a null data(); memcpy's arguments must not be null even for 0 bytes.
+  if (bytes.empty()) return;
   total += bytes.size();
   size_t at = 0;
   if (fill) {
