@@ -68,7 +68,9 @@ class Session : public amn::Session {
   std::string stats_json() const { return amn::Session::stats_json(); }
   std::string stats_text() const { return amn::Session::stats_text(); }
   std::string stats_names() const { return amn::Session::stats_names_json(); }
-  val plan_hash() { return status(amn::Session::plan_hash()); }
+  val plan_hash(bool dequantized) {
+    return status(amn::Session::plan_hash(dequantized ? amn::HashOf::values : amn::HashOf::stored));
+  }
   int hash_step_count() const { return static_cast<int>(amn::Session::hash_step_count()); }
   val run_hash_step(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_hash_step(static_cast<size_t>(i))); }
   std::string hash_json() const { return amn::Session::hash_json(); }

@@ -115,8 +115,10 @@ export interface TensorHash {
 }
 
 export interface ModelHash {
+  /** true: over the values (each tensor as F32 little-endian, quantized weights dequantized), not the stored bytes. */
+  dequantized: boolean;
   tensors: TensorHash[];
-  /** Over every tensor's stored bytes in order; uuid: llama.cpp gguf-hash's UUIDv5. */
+  /** Over every tensor's hashed bytes in order; uuid: llama.cpp gguf-hash's UUIDv5 of them. */
   model: { tensors: number; bytes: number; sha256: string; xxh64: string; sha1: string; uuid: string };
 }
 
@@ -418,8 +420,9 @@ export declare class Model {
   tensor(name: string, options?: TensorOptions): Promise<Tensor>;
   /** One tensor's value statistics, streamed through the core (docs/json-schema.md "The stats document"). */
   stats(name: string, options?: { signal?: AbortSignal; text?: boolean }): Promise<TensorStats>;
-  /** SHA-256, XXH64 and SHA-1 of every stored tensor and of the whole model, and gguf-hash's UUID. */
-  hash(options?: { signal?: AbortSignal }): Promise<ModelHash>;
+  /** SHA-256, XXH64 and SHA-1 of every stored tensor and of the whole model, and gguf-hash's UUID;
+   *  dequantized: of the values (each tensor as F32, as tensor(name, {to: 'f32'}) gives it) instead. */
+  hash(options?: { signal?: AbortSignal; dequantized?: boolean }): Promise<ModelHash>;
   /** The tensors `amn stats` describes when none is named. */
   readonly statsNames: string[];
   /** tensor() under another name: without `to`, the stored dtype (a quantized weight: its natural one). */

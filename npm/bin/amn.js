@@ -94,7 +94,7 @@ async function runStats(cmd) {
 async function runHash(cmd) {
   const model = await open(cmd.input, { limits: cmd.limits });
   try {
-    const h = await model[HASH_RAW]({ ggufPath: cmd.ggufHash ? cmd.input : '' });
+    const h = await model[HASH_RAW]({ ggufPath: cmd.ggufHash ? cmd.input : '', dequantized: cmd.dequantized });
     process.stdout.write(cmd.json ? h.json + '\n' : h.text);
   } finally {
     await model.close();

@@ -115,16 +115,18 @@ export class Model {
 
   /** SHA-256, XXH64 and SHA-1 of every stored tensor's bytes and of the whole model
    *  (every tensor's bytes in order), with llama.cpp gguf-hash's model UUID:
-   *  {tensors: [{name, bytes, sha256, xxh64, sha1}], model: {tensors, bytes, sha256, xxh64,
-   *  sha1, uuid}} (docs/json-schema.md "The hash document"). Read in chunks of 16 MiB. */
-  async hash({ signal } = {}) {
-    return JSON.parse((await this[HASH_RAW]({ signal })).json);
+   *  {dequantized, tensors: [{name, bytes, sha256, xxh64, sha1}], model: {tensors, bytes,
+   *  sha256, xxh64, sha1, uuid}} (docs/json-schema.md "The hash document"). Read in chunks
+   *  of 16 MiB. dequantized: over the remembered values (each tensor as F32, as
+   *  tensor(name, {to: 'f32'}) gives it) instead of the stored bytes. */
+  async hash({ signal, dequantized = false } = {}) {
+    return JSON.parse((await this[HASH_RAW]({ signal, dequantized })).json);
   }
 
-  async [HASH_RAW]({ signal, ggufPath = '' } = {}) {
+  async [HASH_RAW]({ signal, ggufPath = '', dequantized = false } = {}) {
     return this.#exclusive(async () => {
       const s = this.#session;
-      check(s.planHash());
+      check(s.planHash(Boolean(dequantized)));
       const steps = s.hashStepCount();
       try {
         for (let i = 0; i < steps; i++) {

@@ -73,7 +73,7 @@ int run_stats(const amn::CommandLine& cmd) {
 int run_hash(const amn::CommandLine& cmd) {
   auto local = amn::cli::open_local(cmd.open.input, cmd.open.limits);
   if (!local) return fail(local.error());
-  auto h = amn::model_hash(local->model, *local->files);
+  auto h = amn::model_hash(local->model, *local->files, cmd.dequantized ? amn::HashOf::values : amn::HashOf::stored);
   if (!h) return fail(h.error());
   if (cmd.json) print(amn::hash_json(*h) + "\n");
   else print(cmd.gguf_hash ? amn::render_gguf_hash(*h, cmd.open.input) : amn::render_hash(*h));

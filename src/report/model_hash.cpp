@@ -4,6 +4,7 @@
 
 #include "core/json.h"
 #include "report/report.h"
+#include "report/value_stats.h"
 
 namespace amn {
 namespace {
@@ -37,9 +38,24 @@ std::string line(std::string_view kind, const std::string& digest, const std::st
 
 }  // namespace
 
-Result<HashRun> HashRun::start(const Model& model) {
+Result<HashRun> HashRun::start(const Model& model, HashOf of) {
   HashRun run;
-  for (size_t t = 0; t < model.tensors.size(); ++t) {
+  run.result_.of = of;
+  if (of == HashOf::values) {
+    for (const std::string& name : stats_tensor_names(model)) {
+      AMN_ASSIGN(auto plan, plan_tensor(model, name, DType::F32));
+      const auto t = static_cast<uint32_t>(run.names_.size());
+      const auto p = static_cast<int32_t>(run.plans_.size());
+      run.names_.push_back(name);
+      run.result_.model.bytes += plan.data_bytes;
+      if (plan.pieces.empty()) run.chunks_.push_back({t, 0, 0, 0, true});  // an empty tensor
+      for (size_t k = 0; k < plan.pieces.size(); ++k) {
+        run.chunks_.push_back({t, 0, 0, 0, k + 1 == plan.pieces.size(), p, k});
+      }
+      run.plans_.push_back(std::move(plan));
+    }
+  }
+  for (size_t t = 0; of == HashOf::stored && t < model.tensors.size(); ++t) {
     const TensorRecord& r = model.tensors[t];
     if (!r.size_known) {
       return make_error(ErrorCode::unsupported, "tensor '" + r.name + "' has a type of unknown size (" +
@@ -66,11 +82,16 @@ void HashRun::finish_model() {
   result_.uuid = uuid_v5(uuid_->finish());
 }
 
-Status HashRun::step(size_t i, FileSet& files) {
+Status HashRun::step(size_t i, FileSet& files, SchemeInputCache* cache) {
   if (i >= chunks_.size()) return make_error(ErrorCode::invalid_argument, "no such step");
   const Chunk& c = chunks_[i];
   std::span<const uint8_t> bytes;
-  if (c.length > 0) {
+  if (c.plan >= 0) {
+    const Plan& plan = plans_[static_cast<size_t>(c.plan)];
+    buffer_.resize(plan.pieces[c.piece].out_length);
+    AMN_TRY(run_piece(plan, c.piece, files, buffer_, cache));
+    bytes = buffer_;
+  } else if (c.length > 0) {
     AMN_ASSIGN(bytes, files.read(c.file, c.offset, c.length));
   }
   if (!tensor_) tensor_.emplace();  // the first chunk of a tensor
@@ -80,11 +101,12 @@ Status HashRun::step(size_t i, FileSet& files) {
     s->xxh64.update(bytes);
   }
   uuid_->update(bytes);
+  tensor_bytes_ += bytes.size();
   if (c.last) {
     TensorHash h;
     h.name = names_[c.tensor];
-    h.bytes = c.offset + c.length - chunks_[first_].offset;
-    first_ = i + 1;
+    h.bytes = tensor_bytes_;
+    tensor_bytes_ = 0;
     take(h, *tensor_);
     tensor_.reset();
     result_.tensors.push_back(std::move(h));
@@ -93,15 +115,16 @@ Status HashRun::step(size_t i, FileSet& files) {
   return {};
 }
 
-Result<ModelHash> model_hash(const Model& model, FileSet& files) {
-  AMN_ASSIGN(auto run, HashRun::start(model));
-  for (size_t i = 0; i < run.steps(); ++i) AMN_TRY(run.step(i, files));
+Result<ModelHash> model_hash(const Model& model, FileSet& files, HashOf of) {
+  AMN_ASSIGN(auto run, HashRun::start(model, of));
+  SchemeInputCache cache;  // a GPTQ / AWQ layer's pieces share its inputs
+  for (size_t i = 0; i < run.steps(); ++i) AMN_TRY(run.step(i, files, &cache));
   return run.result();
 }
 
 std::string hash_json(const ModelHash& h) {
   JsonWriter w;
-  w.begin_object().key("tensors").begin_array();
+  w.begin_object().key("dequantized").value(h.of == HashOf::values).key("tensors").begin_array();
   for (const auto& t : h.tensors) {
     w.begin_object().key("name").value(t.name).key("bytes").value(t.bytes).key("sha256").value(t.sha256);
     w.key("xxh64").value(t.xxh64).key("sha1").value(t.sha1).end_object();
@@ -116,7 +139,7 @@ std::string render_hash(const ModelHash& h) {
   std::string out = "sha256                                                            xxh64             tensor\n";
   for (const auto& t : h.tensors) out += t.sha256 + "  " + t.xxh64 + "  " + t.name + "\n";
   out += h.model.sha256 + "  " + h.model.xxh64 + "  (model: " + std::to_string(h.tensors.size()) + " tensors, " +
-         grouped(h.model.bytes) + " bytes; uuid " + h.uuid + ")\n";
+         grouped(h.model.bytes) + (h.of == HashOf::values ? " bytes of values" : " bytes") + "; uuid " + h.uuid + ")\n";
   return out;
 }
 

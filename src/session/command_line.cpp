@@ -80,7 +80,8 @@ struct Raw {
       output_tensor_type, token_embedding_type;
   std::vector<std::string> gguf_kv, skip, only, tensors;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
-       strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false;
+       strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false,
+       dequantized = false;
   std::string limits[4];
 };
 
@@ -256,11 +257,14 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   verbs[6] = app.add_subcommand("hash", kVerbHelp[6]);
   verbs[6]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
   add_flag(verbs[6], OptionId::json, raw.json)->description("print the digests as JSON (docs/json-schema.md \"hash\")");
-  add_flag(verbs[6], OptionId::gguf_hash, raw.gguf_hash);
+  auto* gguf_lines = add_flag(verbs[6], OptionId::gguf_hash, raw.gguf_hash);
+  // gguf-hash's lines promise llama-gguf-hash's digests, which are of the stored bytes.
+  add_flag(verbs[6], OptionId::dequantized, raw.dequantized)->excludes(gguf_lines);
   add_limits(verbs[6], raw);
   verbs[6]->footer("Over the stored bytes of each tensor, as the file holds them (quantized: the blocks /\n"
                    "parts as stored); the model's digests over every tensor's bytes in order, metadata left\n"
-                   "out. uuid: llama.cpp gguf-hash's UUIDv5 of those bytes.\n");
+                   "out. uuid: llama.cpp gguf-hash's UUIDv5 of those bytes. --dequantized: over the values\n"
+                   "instead (each tensor amn stats lists, as F32 little-endian; docs/cli.md \"Hash\").\n");
 
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_verb(args[0])) {
@@ -293,6 +297,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.json = raw.json;
     out.tensors = raw.tensors;
     out.gguf_hash = raw.gguf_hash;
+    out.dequantized = raw.dequantized;
     auto limits = limits_of(raw);
     if (!limits) {
       out.text = limits.error().message;
@@ -334,7 +339,7 @@ std::string command_line_json(const CommandLine& c) {
       for (const auto& t : c.tensors) w.value(t);
       w.end_array();
     }
-    if (c.verb == Verb::hash) w.key("ggufHash").value(c.gguf_hash);
+    if (c.verb == Verb::hash) w.key("ggufHash").value(c.gguf_hash).key("dequantized").value(c.dequantized);
   }
   return w.end_object().take();
 }

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 32> kOptions = {{
+const std::array<OptionRow, 33> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -84,6 +84,9 @@ const std::array<OptionRow, 32> kOptions = {{
      "--to gguf: keep output.weight as stored, as llama-quantize's option", kAny},
     {OptionId::gguf_hash, "ggufHash", "--gguf-hash", "",
      "print llama.cpp gguf-hash's lines (its --all --uuid: xxh64, sha1, sha256 per tensor and model, uuid)", kAny},
+    {OptionId::dequantized, "dequantized", "--dequantized", "",
+     "hash the remembered values instead of the stored bytes: each tensor as F32 (a quantized weight "
+     "dequantized, as amn stats reads it; integers as stored), little-endian", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }

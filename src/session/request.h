@@ -30,7 +30,7 @@ enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
-  output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash,
+  output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized,
 };
 
 struct OptionRow {

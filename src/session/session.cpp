@@ -135,17 +135,17 @@ Status Session::run_stats_step(size_t i) {
   return stats_->step(i, files_, &scheme_inputs_);
 }
 
-Status Session::plan_hash() {
+Status Session::plan_hash(HashOf of) {
   if (!model_) return no_model();
   hash_.reset();
-  AMN_ASSIGN(auto run, HashRun::start(*model_));
+  AMN_ASSIGN(auto run, HashRun::start(*model_, of));
   hash_.emplace(std::move(run));
   return {};
 }
 
 Status Session::run_hash_step(size_t i) {
   if (!hash_) return make_error(ErrorCode::invalid_argument, "no hash planned");
-  return hash_->step(i, files_);
+  return hash_->step(i, files_, &scheme_inputs_);
 }
 
 std::string Session::hash_text(const std::string& gguf_path) const {

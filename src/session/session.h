@@ -73,8 +73,8 @@ class Session {
   std::string stats_names_json() const;
   // amn hash (report/model_hash.h): plan_hash, every run_hash_step in order (need_bytes
   // like a piece), then hash_json, or hash_text (gguf_path non-empty: gguf-hash's lines
-  // naming that path).
-  Status plan_hash();
+  // naming that path). values: hash the remembered values (--dequantized), not the stored bytes.
+  Status plan_hash(HashOf of = HashOf::stored);
   size_t hash_step_count() const { return hash_ ? hash_->steps() : 0; }
   Status run_hash_step(size_t i);
   std::string hash_json() const { return hash_ ? amn::hash_json(hash_->result()) : "null"; }

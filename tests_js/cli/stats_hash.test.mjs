@@ -73,3 +73,26 @@ test('stats and hash help come from the core, the same on both CLIs', () => {
     assert.match(h.out, new RegExp(`Usage: amn ${verb}`));
   }
 });
+
+test('hash --dequantized: the same values stored as Q8_0, Q4_0 and F32 hash the same, on both CLIs', () => {
+  // fixtures/gguf/same_values: expected.json's digests are numpy's F32 bytes through hashlib.
+  const dir = join(root, 'fixtures/gguf/same_values');
+  const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8'));
+  const stored = new Set();
+  for (const f of ['q8_0.gguf', 'q4_0.gguf', 'f32.gguf']) {
+    const r = same(['hash', '--dequantized', '--json', f], dir);
+    assert.equal(r.code, 0, r.err);
+    const doc = JSON.parse(r.out);
+    assert.equal(doc.dequantized, true);
+    assert.deepEqual(doc.tensors.map((t) => [t.name, t.bytes, t.sha256]), expected.tensors.map((t) => [t.name, t.bytes, t.sha256]), f);
+    assert.deepEqual([doc.model.bytes, doc.model.sha256], [expected.model.bytes, expected.model.sha256], f);
+    assert.equal(same(['hash', '--dequantized', f], dir).code, 0);
+    stored.add(JSON.parse(same(['hash', '--json', f], dir).out).tensors[0].sha256);
+  }
+  assert.equal(stored.size, 3, 'the stored bytes differ');
+  for (const m of MODELS) assert.equal(same(['hash', '--dequantized', m]).code, 0);
+  // gguf-hash's lines are of the stored bytes: the two options do not mix.
+  const both = same(['hash', '--dequantized', '--gguf-hash', MODELS[0]]);
+  assert.equal(both.code, 2);
+  assert.match(both.err, /excludes/);
+});
