@@ -53,3 +53,26 @@ TEST_CASE("Reads past the end are io errors, never need_bytes", "[source]") {
   CHECK(m.read(0, 4, 0));
   CHECK_FALSE(m.read(0, ~uint64_t{0}, 2));  // offset + length overflows
 }
+
+TEST_CASE("coalesce_ranges: sorted per file, merged when at most max_gap apart", "[source]") {
+  const std::vector<ByteRange> in = {
+      {0, 500, 10},   // 490 bytes after [0,10): merged with a gap of 490 <= 490
+      {0, 0, 10},
+      {1, 0, 10},     // another file: never merged with file 0
+      {0, 1000, 0},   // empty: dropped
+      {0, 505, 100},  // overlaps [500,510)
+      {0, 1096, 4},   // 491 bytes after [500,605): apart
+  };
+  const auto out = coalesce_ranges(in, 490);
+  REQUIRE(out.size() == 3);
+  CHECK((out[0].file == 0 && out[0].offset == 0 && out[0].length == 605));
+  CHECK((out[1].file == 0 && out[1].offset == 1096 && out[1].length == 4));
+  CHECK((out[2].file == 1 && out[2].offset == 0 && out[2].length == 10));
+  // A gap of 0 merges only overlapping or touching ranges.
+  const auto touching = coalesce_ranges({{0, 0, 10}, {0, 10, 5}, {0, 16, 1}}, 0);
+  REQUIRE(touching.size() == 2);
+  CHECK(touching[0].length == 15);
+  // The default: kCoalesceGap, 64 KiB.
+  CHECK(coalesce_ranges({{0, 0, 1}, {0, 1 + kCoalesceGap, 1}}).size() == 1);
+  CHECK(coalesce_ranges({{0, 0, 1}, {0, 2 + kCoalesceGap, 1}}).size() == 2);
+}

@@ -1,11 +1,15 @@
 // Drives the core's sans-IO Session: whenever it answers need_bytes, read the ranges
-// (in parallel, adjacent ones coalesced), copy them into WASM memory and call again.
+// (in parallel; the core already merged nearby ones, and a URL reads many in one
+// multi-range request), copy them into WASM memory and call again.
 import { AmnError, errorFromStatus, throwIfAborted } from './errors.js';
 
 // A hostile or buggy input must not make us loop forever: each call gets a bounded
 // number of need_bytes/need_files rounds (a sharded parse needs about three).
 export const MAX_ROUNDS = 64;
 const READ_CONCURRENCY = 8;
+// Ranges up to this size share a multi-range request (headers, the parts of an archive);
+// larger ones get a request each, fetched in parallel, as tensor data always was.
+const MULTI_RANGE_MAX_BYTES = 1 << 20;
 
 // The files declared to one Session, by the id addFile() returned.
 export class FileTable {
@@ -67,17 +71,30 @@ export async function supplyBytes(M, session, files, needBytes, signal) {
       throw new AmnError('io', `${ref.name}: read of ${r.length} bytes at ${r.offset} is past the end (${ref.size} bytes)`, { offset: r.offset });
     }
   }
+  // A file that reads several ranges in one request (a URL: HTTP multi-range) gets its
+  // small ranges in batches of its maxRanges; large ones (tensor data) and the other
+  // files' ranges are read a range at a time, READ_CONCURRENCY at once.
+  const jobs = [];
+  for (const r of ranges) {
+    const ref = files.byId.get(r.file);
+    const last = jobs[jobs.length - 1];
+    const small = ref.readMany && r.length <= MULTI_RANGE_MAX_BYTES;
+    if (small && last?.many && last.file === r.file && last.ranges.length < ref.maxRanges) last.ranges.push(r);
+    else jobs.push({ file: r.file, ranges: [r], many: small });
+  }
   let next = 0;
   const worker = async () => {
-    while (next < ranges.length) {
-      const r = ranges[next++];
+    while (next < jobs.length) {
+      const { file, ranges: batch } = jobs[next++];
+      const ref = files.byId.get(file);
       throwIfAborted(signal);
-      const bytes = await files.byId.get(r.file).read(r.offset, r.length, signal);
+      const parts = batch.length > 1 ? await ref.readMany(batch, signal)
+        : [await ref.read(batch[0].offset, batch[0].length, signal)];
       throwIfAborted(signal);
-      give(M, session, r.file, r.offset, bytes);
+      batch.forEach((r, i) => give(M, session, file, r.offset, parts[i]));
     }
   };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, ranges.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, jobs.length) }, worker));
 }
 
 // Calls `step()` (parse / runPiece) until it succeeds, serving need_bytes, and

@@ -1,5 +1,7 @@
 #include "core/source.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #ifndef __EMSCRIPTEN__
@@ -201,6 +203,26 @@ Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<
   for (const auto& r : ranges) {
     out.emplace_back(static_cast<size_t>(r.length));
     AMN_TRY(files.read_into(r.file, r.offset, out.back()));
+  }
+  return out;
+}
+
+std::vector<ByteRange> coalesce_ranges(std::vector<ByteRange> ranges, uint64_t max_gap) {
+  std::erase_if(ranges, [](const ByteRange& r) { return r.length == 0; });
+  std::sort(ranges.begin(), ranges.end(), [](const ByteRange& a, const ByteRange& b) {
+    return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+  });
+  std::vector<ByteRange> out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && out.back().file == r.file) {
+      ByteRange& last = out.back();
+      const uint64_t end = last.offset + last.length;  // ranges lie inside a file: no overflow
+      if (r.offset <= end || r.offset - end <= max_gap) {
+        last.length = std::max(end, r.offset + r.length) - last.offset;
+        continue;
+      }
+    }
+    out.push_back(r);
   }
   return out;
 }

@@ -119,4 +119,15 @@ class FileSet {
 // range of a sparse source may coalesce chunks and end an earlier view.
 Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<const ByteRange> ranges);
 
+// Ranges of one need_bytes round closer than this are asked for as one. Over HTTP a
+// request costs a round trip (20-100 ms); 64 KiB more of a response costs less than
+// that at any rate above ~5 Mbit/s (64 KiB in ~0.1 s at 5 Mbit/s, ~5 ms at 100 Mbit/s),
+// and a Blob slice or pread of it costs microseconds. So the local headers of a ZIP whose
+// members are small (a .pth of many small tensors) come in one range, not one per member.
+inline constexpr uint64_t kCoalesceGap = 64 * 1024;
+
+// Sorted by file and offset, with ranges that overlap, touch or lie at most `max_gap`
+// bytes apart merged into one (the bytes between are read too). Empty ranges are dropped.
+std::vector<ByteRange> coalesce_ranges(std::vector<ByteRange> ranges, uint64_t max_gap = kCoalesceGap);
+
 }  // namespace amn

@@ -61,3 +61,30 @@ test('serves ranges, HEAD, 404 and 416, counts requests and bytes, can ignore Ra
   assert.equal(r.headers.get('accept-ranges'), null);
   assert.equal(server.stats.bytes, 100);
 });
+
+test('multi-range requests: multipart/byteranges parts, read back by the package', async (t) => {
+  const { multipartParts } = await import('../../npm/lib/sources.js');
+  const dir = await tempDir(t);
+  // Bytes that hold the boundary's own text: a part is located by its Content-Range
+  // length, never by searching for the boundary.
+  const data = Buffer.concat([Buffer.from('\r\n--amn-test-boundary\r\n'), Buffer.from(Array.from({ length: 200 }, (_, i) => i))]);
+  await writeFile(join(dir, 'a.bin'), data);
+  const server = await startRangeServer({ root: dir });
+  t.after(() => server.close());
+  const res = await fetch(`${server.url}a.bin`, { headers: { Range: 'bytes=0-29,100-109,-5' } });
+  assert.equal(res.status, 206);
+  const boundary = /boundary=(\S+)/.exec(res.headers.get('content-type'))[1];
+  const parts = multipartParts(new Uint8Array(await res.arrayBuffer()), boundary);
+  assert.deepEqual(parts.map((p) => p.start), [0, 100, data.length - 5]);
+  assert.deepEqual(Buffer.from(parts[0].bytes), data.subarray(0, 30));
+  assert.deepEqual(Buffer.from(parts[1].bytes), data.subarray(100, 110));
+  assert.deepEqual(Buffer.from(parts[2].bytes), data.subarray(data.length - 5));
+  // A body cut short ends the list where the parts stop being whole.
+  const whole = new Uint8Array(await (await fetch(`${server.url}a.bin`, { headers: { Range: 'bytes=0-29,100-109' } })).arrayBuffer());
+  assert.equal(multipartParts(whole.subarray(0, whole.length - 30), boundary).length, 1);
+  // Without multi-range support (S3): the whole file, HTTP 200.
+  server.multiRange = false;
+  const plain = await fetch(`${server.url}a.bin`, { headers: { Range: 'bytes=0-1,5-6' } });
+  assert.equal(plain.status, 200);
+  assert.equal((await plain.arrayBuffer()).byteLength, data.length);
+});

@@ -5,10 +5,12 @@
 //   srv.stats.requests          every request; srv.stats.files['/a.bin'] = { requests, bytes }
 //   srv.stats.log               { method, path, range, status, bytes, authorization? } per request
 //   srv.ignoreRange = true      answer 200 + the whole file, as servers without Range do
+//   srv.multiRange = false      answer a request of several ranges with 200 + the whole file
+//                               (as S3 does); by default it gets multipart/byteranges (nginx)
 //   srv.reset(); await srv.close();
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open as openFile, stat } from 'node:fs/promises';
 import { join, normalize, sep } from 'node:path';
 
 // bytes=a-b | a- | -n  →  { start, end } (inclusive), null if unsatisfiable,
@@ -33,9 +35,26 @@ export function parseRange(header, size) {
   return { start, end };
 }
 
+// bytes=a-b,c-d,... (two or more) → [{ start, end }] of the satisfiable ones, or undefined
+// when the header is not a list of ranges. Each part is one of parseRange's forms.
+export function parseRanges(header, size) {
+  if (!header || !header.includes(',')) return undefined;
+  const m = /^bytes=(.*)$/.exec(header.trim());
+  if (!m) return undefined;
+  const out = [];
+  for (const part of m[1].split(',')) {
+    const r = parseRange(`bytes=${part.trim()}`, size);
+    if (r === undefined) return undefined;
+    if (r !== null) out.push(r);
+  }
+  return out;
+}
+
+const BOUNDARY = 'amn-test-boundary';
+
 export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = {}) {
   const stats = { requests: 0, bytes: 0, files: {}, log: [] };
-  const state = { ignoreRange: false };
+  const state = { ignoreRange: false, multiRange: true };
   // Counted as they happen (not on 'close'), so a client that has its answer sees
   // up-to-date numbers.
   const fileStats = (path) => (stats.files[path] ||= { requests: 0, bytes: 0 });
@@ -72,6 +91,8 @@ export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = 
     }
     if (!st.isFile()) return finish(404, { 'Content-Type': 'text/plain' }, 'not found');
     const size = st.size;
+    const many = state.ignoreRange || !state.multiRange ? undefined : parseRanges(req.headers.range, size);
+    if (many !== undefined) return serveParts(file, size, many, req, res, entry, urlPath);
     const range = state.ignoreRange ? undefined : parseRange(req.headers.range, size);
     const common = { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store' };
     if (!state.ignoreRange) common['Accept-Ranges'] = 'bytes';
@@ -91,6 +112,37 @@ export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = 
     res.on('close', () => stream.destroy());  // the client may stop reading early
   });
 
+  // multipart/byteranges (RFC 9110 §14.6): each part its own Content-Range, in the order asked.
+  async function serveParts(file, size, ranges, req, res, entry, urlPath) {
+    if (ranges.length === 0) {
+      entry.status = 416;
+      res.writeHead(416, { 'Content-Range': `bytes */${size}` });
+      return res.end();
+    }
+    const fh = await openFile(file, 'r');
+    const chunks = [];
+    try {
+      for (const { start, end } of ranges) {
+        chunks.push(Buffer.from(`\r\n--${BOUNDARY}\r\nContent-Type: application/octet-stream\r\n`
+          + `Content-Range: bytes ${start}-${end}/${size}\r\n\r\n`));
+        const body = Buffer.alloc(end - start + 1);
+        await fh.read(body, 0, body.length, start);
+        chunks.push(body);
+      }
+    } finally {
+      await fh.close();
+    }
+    chunks.push(Buffer.from(`\r\n--${BOUNDARY}--\r\n`));
+    const all = Buffer.concat(chunks);
+    entry.status = 206;
+    res.writeHead(206, {
+      'Content-Type': `multipart/byteranges; boundary=${BOUNDARY}`, 'Content-Length': String(all.length),
+      'Accept-Ranges': 'bytes', 'Cache-Control': 'no-store',
+    });
+    if (req.method !== 'HEAD') countBytes(urlPath, entry, all.length);
+    res.end(req.method === 'HEAD' ? undefined : all);
+  }
+
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
@@ -102,6 +154,8 @@ export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = 
     stats,
     get ignoreRange() { return state.ignoreRange; },
     set ignoreRange(v) { state.ignoreRange = Boolean(v); },
+    get multiRange() { return state.multiRange; },
+    set multiRange(v) { state.multiRange = Boolean(v); },
     setIgnoreRange(v) { state.ignoreRange = Boolean(v); },
     reset() {
       stats.requests = 0;

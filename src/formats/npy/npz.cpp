@@ -127,7 +127,7 @@ Result<Model> parse_npz(FileSet& files, uint32_t file, const ParseLimits& reques
   }
   if (!need.empty()) {
     Error err = make_error(ErrorCode::need_bytes, "npz: NPY headers not yet available");
-    err.need_bytes = std::move(need);
+    err.need_bytes = coalesce_ranges(std::move(need));
     return err;
   }
   std::stable_sort(model.tensors.begin(), model.tensors.end(),

@@ -267,7 +267,7 @@ Result<Model> parse_legacy(FileSet& files, uint32_t file, const ParseLimits& lim
     }
     if (!missing.empty()) {
       Error e = make_error(ErrorCode::need_bytes, "pth: legacy storage headers");
-      e.need_bytes = std::move(missing);
+      e.need_bytes = coalesce_ranges(std::move(missing));  // nearby headers in one range
       return e;
     }
 
@@ -347,7 +347,7 @@ Result<Model> parse_zip(FileSet& files, uint32_t file, const ParseLimits& limits
   if (!fatal) return std::move(fatal).error();
   if (!batch.missing.empty()) {
     Error e = make_error(ErrorCode::need_bytes, "pth: data.pkl and records");
-    e.need_bytes = std::move(batch.missing);
+    e.need_bytes = coalesce_ranges(std::move(batch.missing));
     return e;
   }
   pth::Facts facts;

@@ -53,22 +53,6 @@ std::string hex(uint64_t v) {
   return "0x" + s;
 }
 
-// Sorted, with overlapping and touching ranges merged: one request per stretch of bytes.
-std::vector<ByteRange> merge_ranges(std::vector<ByteRange> ranges) {
-  std::sort(ranges.begin(), ranges.end(), [](const ByteRange& a, const ByteRange& b) {
-    return a.file != b.file ? a.file < b.file : a.offset < b.offset;
-  });
-  std::vector<ByteRange> out;
-  for (const auto& r : ranges) {
-    if (!out.empty() && out.back().file == r.file && r.offset <= out.back().offset + out.back().length) {
-      out.back().length = std::max(out.back().length, r.offset + r.length - out.back().offset);
-    } else {
-      out.push_back(r);
-    }
-  }
-  return out;
-}
-
 // The 32-bit (or 16-bit) header fields a ZIP64 extra field may replace, in its order.
 struct Zip64Fields {
   uint64_t* uncompressed = nullptr;
@@ -578,7 +562,9 @@ Status Reader::read_local_headers(Archive& archive, const std::vector<Central>& 
   }
   if (!gaps_.empty()) {
     Error e = error(ErrorCode::need_bytes, "local headers not yet available", gaps_.front().offset);
-    e.need_bytes = merge_ranges(std::move(gaps_));
+    // Nearby headers in one range (kCoalesceGap): a .pth of many small tensors is one
+    // request, not one per member.
+    e.need_bytes = coalesce_ranges(std::move(gaps_));
     return e;
   }
   return {};
