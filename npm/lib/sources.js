@@ -202,6 +202,7 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
     maxRanges: MAX_RANGES_PER_REQUEST,
     async read(offset, length, sig) {
       if (offset + length <= head.byteLength) return head.subarray(offset, offset + length);
+      if (offset < head.byteLength) return withHead(offset, length, await file.read(head.byteLength, offset + length - head.byteLength, sig));
       const end = offset + length - 1;
       const res = await request(fetchFn, href, { headers: { Range: `bytes=${offset}-${end}` } }, sig);
       const whole = offset === 0 && length === size;
@@ -233,16 +234,22 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
         if (r.offset + r.length <= head.byteLength) out[i] = head.subarray(r.offset, r.offset + r.length);
         else rest.push(i);
       });
+      // What the first read holds is not asked for again: a range that starts inside it is
+      // fetched from its end, and completed from it below.
+      const ask = (i) => {
+        const from = Math.max(ranges[i].offset, head.byteLength);
+        return { offset: from, length: ranges[i].offset + ranges[i].length - from };
+      };
       let parts = [];
       if (multiRange && rest.length > 1) {
-        parts = await multiRangeParts(fetchFn, href, rest.map((i) => ranges[i]), sig);
+        parts = await multiRangeParts(fetchFn, href, rest.map(ask), sig);
         if (parts === null) { multiRange = false; parts = []; }
       }
       const single = [];
       for (const i of rest) {
-        const { offset, length } = ranges[i];
+        const { offset, length } = ask(i);
         const p = parts.find((x) => x.start <= offset && offset + length <= x.start + x.bytes.byteLength);
-        if (p) out[i] = p.bytes.subarray(offset - p.start, offset - p.start + length);
+        if (p) out[i] = withHead(ranges[i].offset, ranges[i].length, p.bytes.subarray(offset - p.start, offset - p.start + length));
         else single.push(i);
       }
       // What one multi-range request did not bring (or all of it, without one): a request each.
@@ -256,6 +263,14 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
       await Promise.all(Array.from({ length: Math.min(SINGLE_READ_CONCURRENCY, single.length) }, worker));
       return out;
     },
+  };
+  // A range that starts inside the first read: its start from there, the rest fetched.
+  const withHead = (offset, length, fetched) => {
+    if (offset >= head.byteLength) return fetched;
+    const out = new Uint8Array(length);
+    out.set(head.subarray(offset));
+    out.set(fetched, head.byteLength - offset);
+    return out;
   };
   return file;
 }
