@@ -166,5 +166,6 @@ test('convert(): a quantized layer cut into pieces is fetched once', async (t) =
   assert.equal(sha256(out), sha256(await local.convert()));
   const fetched = server.stats.files['/gptq.safetensors'].bytes - before;
   assert.ok(fetched <= bytes.length, `convert fetched ${fetched} bytes of a ${bytes.length}-byte file`);
-  assert.ok(fetched >= bytes.length - 4096, `convert fetched only ${fetched} bytes`);
+  // Less what the first 64 KiB read already holds (the reader never fetches it again).
+  assert.ok(fetched >= bytes.length - READ_AHEAD, `convert fetched only ${fetched} bytes`);
 });
