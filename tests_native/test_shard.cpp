@@ -205,20 +205,20 @@ TEST_CASE("GGUF output splits as gguf-split: names, KVs, sizes, tensor counts", 
     set.add(files[k].first, std::make_unique<MemorySource>(std::span<const uint8_t>(files[k].second)));
     auto g = parse_gguf(set, 0, {});
     REQUIRE(g);
-    // gguf-split: every KV in the first file only, then split.no (UINT16), split.count
-    // (UINT16), split.tensors.count (INT32) in each.
+    // gguf-split: every KV in the first file only, then split.no (UINT16),
+    // split.tensors.count (INT32), split.count (UINT16) in each, in that order.
     CHECK((g->find("general.name") != nullptr) == (k == 0));
     const size_t n = g->kv.size();
     REQUIRE(n >= 3);
     CHECK(g->kv[n - 3].first == "split.no");
     CHECK(g->kv[n - 3].second.type == GgufType::UINT16);
     CHECK(g->kv[n - 3].second.u == k);
-    CHECK(g->kv[n - 2].first == "split.count");
-    CHECK(g->kv[n - 2].second.type == GgufType::UINT16);
-    CHECK(g->kv[n - 2].second.u == 3);
-    CHECK(g->kv[n - 1].first == "split.tensors.count");
-    CHECK(g->kv[n - 1].second.type == GgufType::INT32);
-    CHECK(g->kv[n - 1].second.i == 5);
+    CHECK(g->kv[n - 2].first == "split.tensors.count");
+    CHECK(g->kv[n - 2].second.type == GgufType::INT32);
+    CHECK(g->kv[n - 2].second.i == 5);
+    CHECK(g->kv[n - 1].first == "split.count");
+    CHECK(g->kv[n - 1].second.type == GgufType::UINT16);
+    CHECK(g->kv[n - 1].second.u == 3);
   }
 
   // Sizes count each tensor padded to 32 bytes (F32: a.x 16, a.y 8, b.x 32, c.x 4, c.y 12
@@ -274,4 +274,21 @@ TEST_CASE("shard sizes parse as transformers writes them", "[shard]") {
     CHECK(r.error().code == ErrorCode::invalid_argument);
   }
   CHECK(shard_file_name(12, 345) == "model-00012-of-00345.safetensors");
+}
+
+TEST_CASE("GGUF split files equal gguf-split's (fixtures/gguf_split)", "[shard][gguf]") {
+  const auto input = amn::test::read_file(amn::test::fixture_path("gguf_split/split_input.gguf"));
+  auto in = open_files({{"split_input.gguf", input}});
+  ConvertOptions gguf;
+  gguf.to = OutputFormat::gguf;
+  ShardOptions shard;
+  shard.split_max_tensors = 2;
+  shard.split_prefix = "split";
+  auto plan = plan_shards(in->model, gguf, shard);
+  REQUIRE(plan);
+  REQUIRE(plan->shards.size() == 3);
+  for (const auto& s : plan->shards) {
+    INFO(s.name);
+    CHECK(run(s.plan, in->files) == amn::test::read_file(amn::test::fixture_path("gguf_split/" + s.name)));
+  }
 }

@@ -10,7 +10,6 @@
 #include "core/checked.h"
 #include "core/json.h"
 #include "convert/plan_gguf.h"
-#include "formats/gguf/kv_input.h"
 #include "formats/gguf/write.h"
 #include "formats/safetensors/write.h"
 
@@ -93,14 +92,20 @@ std::vector<std::vector<uint32_t>> group_gguf(const Plan& plan, const ShardOptio
 }
 
 // The KVs of GGUF file k of `count` (gguf-split's new_ctx_out): the first holds every KV
-// of the whole file; each ends with split.no (UINT16), split.count (UINT16) and
-// split.tensors.count (INT32, the tensors of every file).
+// of the whole file; each ends with split.no (UINT16), split.tensors.count (INT32, the
+// tensors of every file) and split.count (UINT16). That order is gguf-split's: ggml's
+// gguf_set_val_* removes a key and appends it, and split.count is set twice (a
+// placeholder, then the count).
 std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_t k, size_t count) {
   std::vector<std::pair<std::string, GgufValue>> kv;
-  if (k == 0) kv = whole.gguf_kv;
-  merge_gguf_kv(kv, {{"split.no", gguf_value_uint(GgufType::UINT16, k)},
-                     {"split.count", gguf_value_uint(GgufType::UINT16, count)},
-                     {"split.tensors.count", gguf_value_int(GgufType::INT32, static_cast<int64_t>(whole.tensors.size()))}});
+  if (k == 0) {
+    for (const auto& [key, value] : whole.gguf_kv) {
+      if (key != "split.no" && key != "split.count" && key != "split.tensors.count") kv.emplace_back(key, value);
+    }
+  }
+  kv.emplace_back("split.no", gguf_value_uint(GgufType::UINT16, k));
+  kv.emplace_back("split.tensors.count", gguf_value_int(GgufType::INT32, static_cast<int64_t>(whole.tensors.size())));
+  kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
   return kv;
 }
 
