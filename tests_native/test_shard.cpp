@@ -79,6 +79,22 @@ std::vector<uint8_t> run(const Plan& plan, FileSet& files) {
   return sink.bytes;
 }
 
+// The same tensors (names, dtypes, shapes, bytes) in both models.
+void check_same_tensors(Opened& single, Opened& again) {
+  REQUIRE(again.model.tensors.size() == single.model.tensors.size());
+  for (const auto& t : single.model.tensors) {
+    const TensorRecord* u = again.model.find(t.name);
+    REQUIRE(u);
+    CHECK(u->dtype == t.dtype);
+    CHECK(u->shape == t.shape);
+    auto a = single.files.read(t.file, t.offset, t.nbytes);
+    auto b = again.files.read(u->file, u->offset, u->nbytes);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(std::equal(a->begin(), a->end(), b->begin(), b->end()));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a sharded input keeps its shard boundaries, names and index", "[shard]") {
@@ -111,18 +127,7 @@ TEST_CASE("a sharded input keeps its shard boundaries, names and index", "[shard
   for (const auto& s : plan->shards) out.emplace_back(s.name, run(s.plan, in->files));
   auto again = open_files(out);
   CHECK(again->model.sharded);
-  REQUIRE(again->model.tensors.size() == single->model.tensors.size());
-  for (const auto& t : single->model.tensors) {
-    const TensorRecord* u = again->model.find(t.name);
-    REQUIRE(u);
-    CHECK(u->dtype == t.dtype);
-    CHECK(u->shape == t.shape);
-    auto a = single->files.read(t.file, t.offset, t.nbytes);
-    auto b = again->files.read(u->file, u->offset, u->nbytes);
-    REQUIRE(a);
-    REQUIRE(b);
-    CHECK(std::equal(a->begin(), a->end(), b->begin(), b->end()));
-  }
+  check_same_tensors(*single, *again);
 }
 
 TEST_CASE("max shard size follows huggingface_hub's split rule", "[shard]") {
@@ -243,17 +248,7 @@ TEST_CASE("GGUF output splits as gguf-split: names, KVs, sizes, tensor counts", 
   auto single = open_files({{"three-f32.gguf", run(*whole, in->files)}});
   auto again = open_files(files);
   CHECK(again->model.sharded);
-  REQUIRE(again->model.tensors.size() == single->model.tensors.size());
-  for (const auto& t : single->model.tensors) {
-    const TensorRecord* u = again->model.find(t.name);
-    REQUIRE(u);
-    CHECK(u->shape == t.shape);
-    auto a = single->files.read(t.file, t.offset, t.nbytes);
-    auto b = again->files.read(u->file, u->offset, u->nbytes);
-    REQUIRE(a);
-    REQUIRE(b);
-    CHECK(std::equal(a->begin(), a->end(), b->begin(), b->end()));
-  }
+  check_same_tensors(*single, *again);
   CHECK(gguf_split_file_name("out", 2, 17) == "out-00002-of-00017.gguf");
   CHECK(parse_split_size("2G").value() == 2000000000ull);
   CHECK(parse_split_size("500M").value() == 500000000ull);

@@ -41,9 +41,11 @@ std::string forget_footer() {
     out += "  " + name + "  " + std::string(row.producer) + (row.available ? "" : " (not built yet)") + "\n";
   }
   out += "  --to gguf     a ggml type, as ggml_quantize_chunk writes it: " + gguf_forget_type_names() + "\n";
-  return out + "Output: a folder <stem>-<scheme>/ (model.safetensors, and config.json with the producer's\n"
-               "quantization_config when the input has one); -o NAME.safetensors writes the file alone;\n"
-               "--to gguf: one file <stem>-<type>.gguf.";
+  return out + "Output: a folder <stem>-<scheme>/ (model.safetensors, or shards like the input's and their\n"
+               "index, --max-shard-size re-sharding with each weight's companions kept beside it; and\n"
+               "config.json with the producer's quantization_config when the input has one);\n"
+               "-o NAME.safetensors writes one file alone; --to gguf: one file <stem>-<type>.gguf, or\n"
+               "with --split-max-size / --split-max-tensors a folder of gguf-split's files.";
 }
 
 // One option of the table on a CLI11 command, storing into `text` (one value or a list).

@@ -238,21 +238,17 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       } else {
         return bad(option_name(OptionId::shards, surface) + " must be 'input' or 1");
       }
-    } else if (key == "maxShardSize") {
+    } else if (key == "maxShardSize" || key == "splitMaxSize") {
+      // A size as text ("5GB"; gguf-split's "2G" for splits) or a number of bytes.
+      const bool split = key == "splitMaxSize";
+      const OptionId id = split ? OptionId::split_max_size : OptionId::max_shard_size;
+      uint64_t& bytes = split ? r.split_max_bytes : r.max_shard_bytes;
       if (!kv.value.get_string().get(text)) {
-        AMN_ASSIGN(r.max_shard_bytes, parse_shard_size(text));
+        AMN_ASSIGN(bytes, split ? parse_split_size(text) : parse_shard_size(text));
       } else {
-        auto n = positive_integer(kv.value, OptionId::max_shard_size, surface);
-        if (!n) return bad(option_name(OptionId::max_shard_size, surface) + " must be a size (\"5GB\") or a number of bytes");
-        r.max_shard_bytes = *n;
-      }
-    } else if (key == "splitMaxSize") {
-      if (!kv.value.get_string().get(text)) {
-        AMN_ASSIGN(r.split_max_bytes, parse_split_size(text));
-      } else {
-        auto n = positive_integer(kv.value, OptionId::split_max_size, surface);
-        if (!n) return bad(option_name(OptionId::split_max_size, surface) + " must be a size (\"2G\") or a number of bytes");
-        r.split_max_bytes = *n;
+        auto n = positive_integer(kv.value, id, surface);
+        if (!n) return bad(option_name(id, surface) + " must be a size (\"" + (split ? "2G" : "5GB") + "\") or a number of bytes");
+        bytes = *n;
       }
     } else if (key == "splitMaxTensors") {
       AMN_ASSIGN(r.split_max_tensors, positive_integer(kv.value, OptionId::split_max_tensors, surface));
