@@ -472,8 +472,8 @@ test('GGUF splits: misuse is refused the same way by both CLIs', () => {
     [['convert', input, '--to', 'safetensors', '--split-max-size', '1G'], '--split-max-size splits GGUF output'],
     [['convert', input, '--to', 'gguf', '--split-max-size', '1G', '--split-max-tensors', '2'], 'contradict'],
     [['convert', input, '--to', 'gguf', '--split-max-size', '1G', '-o', join(dir, 'x.gguf')], 'names a file'],
-    [['convert', input, '--to', 'gguf', '--max-shard-size', '1G'], '--split-max-size or --split-max-tensors'],
-    [['forget', input, '--scheme', 'nf4', '--max-shard-size', '1G', '-o', join(dir, 'y.safetensors')], 'names a file'],
+    [['convert', input, '--to', 'gguf', '--max-shard-size', '1GB'], '--split-max-size or --split-max-tensors'],
+    [['forget', input, '--scheme', 'nf4', '--max-shard-size', '1GB', '-o', join(dir, 'y.safetensors')], 'names a file'],
   ];
   for (const [args, says] of cases) {
     const a = run('native', args);
