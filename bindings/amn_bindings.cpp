@@ -51,9 +51,11 @@ class Session : public amn::Session {
   val plan_convert(const std::string& json, const std::string& destination) {
     return status(amn::Session::plan_convert(std::string_view(json), destination));
   }
-  val plan_forget(const std::string& json) { return status(amn::Session::plan_forget(std::string_view(json))); }
-  val plan_forget_like(const std::string& json, Session& like) {
-    return status(amn::Session::plan_forget(std::string_view(json), &like));
+  val plan_forget(const std::string& json, const std::string& destination) {
+    return status(amn::Session::plan_forget(std::string_view(json), nullptr, destination));
+  }
+  val plan_forget_like(const std::string& json, Session& like, const std::string& destination) {
+    return status(amn::Session::plan_forget(std::string_view(json), &like, destination));
   }
   int prepare_count() const { return static_cast<int>(amn::Session::prepare_count()); }
   val run_prepare(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such prepare") : amn::Session::run_prepare(static_cast<size_t>(i))); }

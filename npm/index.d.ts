@@ -288,6 +288,11 @@ export interface ConvertOptions {
   shards?: 'input' | 1;
   /** Re-shard by size, as transformers' max_shard_size: bytes, or "5GB" / "500MiB". */
   maxShardSize?: number | string;
+  /** GGUF output split as llama.cpp's gguf-split --split-max-size: bytes, or "2G" / "500M";
+   *  a folder of <name>-00001-of-00003.gguf files (through `openShard`, or a Node folder). */
+  splitMaxSize?: number | string;
+  /** GGUF output split as gguf-split --split-max-tensors: at most this many tensors a file. */
+  splitMaxTensors?: number;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
 }
@@ -365,6 +370,14 @@ export interface ForgetOptions {
   like?: Model;
   /** With `like`: its scales too (forget(remember(REF)) gives REF's bytes back). */
   reuseScales?: boolean;
+  /** A folder output's model: 'input' keeps the input's shards (the default), 1 one file. */
+  shards?: 'input' | 1;
+  /** A folder output's model re-sharded by size (a weight and its companions stay together). */
+  maxShardSize?: number | string;
+  /** GGUF: split as gguf-split --split-max-size (a folder of files). */
+  splitMaxSize?: number | string;
+  /** GGUF: split as gguf-split --split-max-tensors. */
+  splitMaxTensors?: number;
   overwrite?: boolean;
   sync?: boolean;
   onProgress?: (progress: Progress) => void;
@@ -444,11 +457,13 @@ export declare class Model {
    *  from a file that is not safetensors); `scheme`: what forget({ scheme }) writes to one sink. */
   outputName(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
     verb?: 'convert' | 'remember'; sharded?: boolean; scheme?: ForgetScheme | GgufForgetType }): string;
-  /** What convert() or remember to a path writes by default, as both CLIs decide it: a
-   *  folder of shards (`folder: true`: a sharded safetensors input, `shards: 'input'`,
-   *  `maxShardSize`) or one file, and its default name. */
+  /** What convert(), remember or forget ({ scheme }) to a path writes by default, as both
+   *  CLIs decide it: a folder (`folder: true`: a sharded safetensors input, `shards: 'input'`,
+   *  `maxShardSize`, a GGUF split; forget's folder with config.json) or one file; `sharded`:
+   *  the folder's model may be several files; `name`: its default name. */
   outputLayout(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
-    verb?: 'convert' | 'remember'; shards?: 'input' | 1; maxShardSize?: number | string }): { folder: boolean; name: string };
+    verb?: 'convert' | 'remember' | 'forget'; scheme?: string; shards?: 'input' | 1; maxShardSize?: number | string;
+    splitMaxSize?: number | string; splitMaxTensors?: number }): { folder: boolean; sharded: boolean; name: string };
   /** Frees the core session and closes files. */
   close(): Promise<void>;
   /** close(), for `await using model = await open(…)`. */

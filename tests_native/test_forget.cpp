@@ -7,6 +7,9 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
+
+#include <simdjson.h>
 
 #include "core/json.h"
 #include "session/open.h"
@@ -120,4 +123,56 @@ TEST_CASE("nvfp4 fused sets: llm-compressor's get_fused_names, natural order", "
   auto bad = nvfp4_fused_sets({"a.0.attn.q_proj.weight", "a.1.attn.q_proj.weight", "a.1.attn.k_proj.weight"});
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == ErrorCode::unsupported);
+}
+
+TEST_CASE("forget into a folder: shards by size keep each weight's companions with it", "[forget][shard]") {
+  const auto file = read_file(fixture_path("lethe/bnb/nf4_dq.input.safetensors"));
+  // The one-file output, as a single sink receives it.
+  Session whole("");
+  whole.add_file("model.safetensors", file.size());
+  REQUIRE(feed(whole, file, [&] { return whole.parse(); }));
+  REQUIRE(whole.plan_forget(R"({"scheme":"nf4","doubleQuant":true})", nullptr, "single"));
+  const auto want = tensors_of(amn::test::planned_output(whole, file));
+
+  // One byte a shard: every tensor kept as stored is a shard, every weight with its
+  // absmax, quant_map, nested_* and quant_state another.
+  Session s("");
+  s.add_file("model.safetensors", file.size());
+  REQUIRE(feed(s, file, [&] { return s.parse(); }));
+  REQUIRE(s.plan_forget(R"({"scheme":"nf4","doubleQuant":true,"maxShardSize":1})", nullptr, "per_file"));
+  for (size_t i = 0; i < s.prepare_count(); ++i) REQUIRE(feed(s, file, [&] { return s.run_prepare(i); }));
+  REQUIRE(s.finish_prepared());
+  simdjson::dom::parser parser;
+  const std::string info_text = s.shards_info_json();
+  simdjson::dom::element info;
+  REQUIRE(!parser.parse(info_text).get(info));
+  simdjson::dom::array files;
+  REQUIRE(!info["files"].get_array().get(files));
+  REQUIRE(files.size() == want.size() - 5 * 5);  // 5 weights, each with 5 companions
+  std::map<std::string, std::vector<uint8_t>> got;
+  size_t k = 0;
+  for (auto f : files) {
+    REQUIRE(s.select_shard(k++));
+    std::vector<uint8_t> out = s.output_header();
+    for (size_t i = 0; i < s.piece_count(); ++i) {
+      REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
+      out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
+      s.release_data();
+    }
+    uint64_t planned = 0;
+    REQUIRE(!f["output_bytes"].get_uint64().get(planned));
+    CHECK(out.size() == planned);
+    const auto tensors = tensors_of(out);
+    std::set<std::string> weights;  // "<name>.weight" of every tensor in the shard
+    for (const auto& [name, bytes] : tensors) {
+      const auto at = name.find(".weight");
+      weights.insert(at == std::string::npos ? name : name.substr(0, at + 7));
+      got[name] = bytes;
+    }
+    CHECK(weights.size() == 1);
+  }
+  CHECK(got == want);
+  std::string_view index;
+  REQUIRE(!info["index"].get_string().get(index));
+  CHECK(index.find("\"weight_map\"") != std::string_view::npos);
 }

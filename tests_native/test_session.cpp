@@ -107,7 +107,7 @@ TEST_CASE("output names: remember without a target is lossless, <stem>.safetenso
   const std::string plan = output_plan_json(
       R"({"request":{"verb":"remember"},"surface":"cli","place":{"path":"dir/f2_le.npy","isFolder":false,"absolute":""}})",
       &*npy);
-  CHECK(plan == R"({"ok":true,"folder":false,"single":false,"target":"dir/f2_le.safetensors","name":"f2_le.safetensors"})");
+  CHECK(plan == R"({"ok":true,"folder":false,"single":false,"sharded":false,"target":"dir/f2_le.safetensors","name":"f2_le.safetensors"})");
   CHECK_THAT(output_plan_json(R"({"request":{"verb":"remember"},"place":{"entry":"model.safetensors"}})", &*mixed),
              Catch::Contains(R"("name":"model-remembered.safetensors")"));
 }

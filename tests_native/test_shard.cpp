@@ -8,6 +8,8 @@
 
 #include "convert/execute.h"
 #include "convert/shard.h"
+#include "formats/gguf/kv_input.h"
+#include "formats/gguf/parse.h"
 #include "support.h"
 
 using namespace amn;
@@ -77,6 +79,22 @@ std::vector<uint8_t> run(const Plan& plan, FileSet& files) {
   return sink.bytes;
 }
 
+// The same tensors (names, dtypes, shapes, bytes) in both models.
+void check_same_tensors(Opened& single, Opened& again) {
+  REQUIRE(again.model.tensors.size() == single.model.tensors.size());
+  for (const auto& t : single.model.tensors) {
+    const TensorRecord* u = again.model.find(t.name);
+    REQUIRE(u);
+    CHECK(u->dtype == t.dtype);
+    CHECK(u->shape == t.shape);
+    auto a = single.files.read(t.file, t.offset, t.nbytes);
+    auto b = again.files.read(u->file, u->offset, u->nbytes);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(std::equal(a->begin(), a->end(), b->begin(), b->end()));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a sharded input keeps its shard boundaries, names and index", "[shard]") {
@@ -109,18 +127,7 @@ TEST_CASE("a sharded input keeps its shard boundaries, names and index", "[shard
   for (const auto& s : plan->shards) out.emplace_back(s.name, run(s.plan, in->files));
   auto again = open_files(out);
   CHECK(again->model.sharded);
-  REQUIRE(again->model.tensors.size() == single->model.tensors.size());
-  for (const auto& t : single->model.tensors) {
-    const TensorRecord* u = again->model.find(t.name);
-    REQUIRE(u);
-    CHECK(u->dtype == t.dtype);
-    CHECK(u->shape == t.shape);
-    auto a = single->files.read(t.file, t.offset, t.nbytes);
-    auto b = again->files.read(u->file, u->offset, u->nbytes);
-    REQUIRE(a);
-    REQUIRE(b);
-    CHECK(std::equal(a->begin(), a->end(), b->begin(), b->end()));
-  }
+  check_same_tensors(*single, *again);
 }
 
 TEST_CASE("max shard size follows huggingface_hub's split rule", "[shard]") {
@@ -161,6 +168,94 @@ TEST_CASE("a one-file input gives one shard; GGUF output is not sharded", "[shar
   CHECK(g.error().code == ErrorCode::unsupported);
 }
 
+// A GGUF conversion of three_shards() split with `shard`: the files, each run.
+std::vector<std::pair<std::string, std::vector<uint8_t>>> gguf_split_files(Opened& in, ShardOptions shard) {
+  ConvertOptions gguf;
+  gguf.to = OutputFormat::gguf;
+  gguf.gguf_kv.push_back(parse_gguf_kv_arg("general.name=three").value());
+  shard.split_prefix = "three-f32";
+  auto plan = plan_shards(in.model, gguf, shard);
+  REQUIRE(plan);
+  CHECK(plan->index_json.empty());
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+  for (const auto& s : plan->shards) out.emplace_back(s.name, run(s.plan, in.files));
+  return out;
+}
+
+std::vector<std::vector<std::string>> gguf_groups(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& files) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [name, bytes] : files) {
+    FileSet set;
+    set.add(name, std::make_unique<MemorySource>(std::span<const uint8_t>(bytes)));
+    auto g = parse_gguf(set, 0, {});
+    REQUIRE(g);
+    out.emplace_back();
+    for (const auto& t : g->tensors) out.back().push_back(t.name);
+  }
+  return out;
+}
+
+TEST_CASE("GGUF output splits as gguf-split: names, KVs, sizes, tensor counts", "[shard][gguf]") {
+  using G = std::vector<std::vector<std::string>>;
+  auto in = three_shards();
+  ShardOptions by_count;
+  by_count.split_max_tensors = 2;
+  const auto files = gguf_split_files(*in, by_count);
+  REQUIRE(files.size() == 3);
+  CHECK(files[0].first == "three-f32-00001-of-00003.gguf");
+  CHECK(files[2].first == "three-f32-00003-of-00003.gguf");
+  CHECK(gguf_groups(files) == G{{"a.x", "a.y"}, {"b.x", "c.x"}, {"c.y"}});
+  for (size_t k = 0; k < files.size(); ++k) {
+    FileSet set;
+    set.add(files[k].first, std::make_unique<MemorySource>(std::span<const uint8_t>(files[k].second)));
+    auto g = parse_gguf(set, 0, {});
+    REQUIRE(g);
+    // gguf-split: every KV in the first file only, then split.no (UINT16),
+    // split.tensors.count (INT32), split.count (UINT16) in each, in that order.
+    CHECK((g->find("general.name") != nullptr) == (k == 0));
+    const size_t n = g->kv.size();
+    REQUIRE(n >= 3);
+    CHECK(g->kv[n - 3].first == "split.no");
+    CHECK(g->kv[n - 3].second.type == GgufType::UINT16);
+    CHECK(g->kv[n - 3].second.u == k);
+    CHECK(g->kv[n - 2].first == "split.tensors.count");
+    CHECK(g->kv[n - 2].second.type == GgufType::INT32);
+    CHECK(g->kv[n - 2].second.i == 5);
+    CHECK(g->kv[n - 1].first == "split.count");
+    CHECK(g->kv[n - 1].second.type == GgufType::UINT16);
+    CHECK(g->kv[n - 1].second.u == 3);
+  }
+
+  // Sizes count each tensor padded to 32 bytes (F32: a.x 16, a.y 8, b.x 32, c.x 4, c.y 12
+  // bytes: 32 each); a file closes before a tensor that would pass the maximum.
+  ShardOptions by_size;
+  by_size.split_max_bytes = 64;
+  CHECK(gguf_groups(gguf_split_files(*in, by_size)) == G{{"a.x", "a.y"}, {"b.x", "c.x"}, {"c.y"}});
+  by_size.split_max_bytes = 95;
+  CHECK(gguf_groups(gguf_split_files(*in, by_size)) == G{{"a.x", "a.y"}, {"b.x", "c.x"}, {"c.y"}});
+  by_size.split_max_bytes = 96;
+  CHECK(gguf_groups(gguf_split_files(*in, by_size)) == G{{"a.x", "a.y", "b.x"}, {"c.x", "c.y"}});
+  // Smaller than one tensor: one tensor a file (gguf-split itself fails on the first).
+  by_size.split_max_bytes = 10;
+  CHECK(gguf_split_files(*in, by_size).size() == 5);
+
+  // The split set opens as one model (amn's reader), with the unsplit file's bytes.
+  ConvertOptions gguf;
+  gguf.to = OutputFormat::gguf;
+  gguf.gguf_kv.push_back(parse_gguf_kv_arg("general.name=three").value());
+  auto whole = plan_convert(in->model, gguf);
+  REQUIRE(whole);
+  auto single = open_files({{"three-f32.gguf", run(*whole, in->files)}});
+  auto again = open_files(files);
+  CHECK(again->model.sharded);
+  check_same_tensors(*single, *again);
+  CHECK(gguf_split_file_name("out", 2, 17) == "out-00002-of-00017.gguf");
+  CHECK(parse_split_size("2G").value() == 2000000000ull);
+  CHECK(parse_split_size("500M").value() == 500000000ull);
+  CHECK(parse_split_size("1GiB").value() == 1ull << 30);
+  CHECK_FALSE(parse_split_size("2X"));
+}
+
 TEST_CASE("shard sizes parse as transformers writes them", "[shard]") {
   CHECK(parse_shard_size("5GB").value() == 5000000000ull);
   CHECK(parse_shard_size("500MiB").value() == 500ull << 20);
@@ -174,4 +269,21 @@ TEST_CASE("shard sizes parse as transformers writes them", "[shard]") {
     CHECK(r.error().code == ErrorCode::invalid_argument);
   }
   CHECK(shard_file_name(12, 345) == "model-00012-of-00345.safetensors");
+}
+
+TEST_CASE("GGUF split files equal gguf-split's (fixtures/gguf_split)", "[shard][gguf]") {
+  const auto input = amn::test::read_file(amn::test::fixture_path("gguf_split/split_input.gguf"));
+  auto in = open_files({{"split_input.gguf", input}});
+  ConvertOptions gguf;
+  gguf.to = OutputFormat::gguf;
+  ShardOptions shard;
+  shard.split_max_tensors = 2;
+  shard.split_prefix = "split";
+  auto plan = plan_shards(in->model, gguf, shard);
+  REQUIRE(plan);
+  REQUIRE(plan->shards.size() == 3);
+  for (const auto& s : plan->shards) {
+    INFO(s.name);
+    CHECK(run(s.plan, in->files) == amn::test::read_file(amn::test::fixture_path("gguf_split/" + s.name)));
+  }
 }

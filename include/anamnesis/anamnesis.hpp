@@ -130,6 +130,9 @@ struct ConvertOptions {
   bool sync = true;        // false: skip the fsyncs (scratch outputs; still renamed into place)
   Shards shards = Shards::automatic;
   uint64_t max_shard_bytes = 0;  // > 0: a folder of shards of at most this many bytes (transformers' rule)
+  // GGUF output: a folder of llama.cpp gguf-split files (<folder>-00001-of-0000N.gguf) of
+  // at most this many bytes of tensors, or tensors, each (at most one of the two).
+  uint64_t split_max_bytes = 0, split_max_tensors = 0;
   std::vector<std::string> gguf_kv;  // GGUF output: "key=value" or "key:TYPE=value", applied in order
   std::string gguf_metadata;         // GGUF output: JSON text, {key: value | {type, value}}, applied first
   // Called as bytes are written, with the bytes done and the total of the whole output;

@@ -136,6 +136,8 @@ async function runConvert(M, cmd) {
           blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
           bits: req.bits ?? undefined, groupSize: req.groupSize ?? undefined,
           skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,
+          shards: req.shards ?? undefined, maxShardSize: req.maxShardSize ?? undefined,
+          splitMaxSize: req.splitMaxSize ?? undefined, splitMaxTensors: req.splitMaxTensors ?? undefined,
           overwrite: req.force, sync: req.sync, onProgress: (p) => bar.update(p), signal: controller.signal,
         });
       } catch (err) {
@@ -151,7 +153,7 @@ async function runConvert(M, cmd) {
       if (cmd.json) {
         process.stdout.write(result.letheJson + '\n');
       } else if (!req.quiet) {
-        process.stdout.write(M.wroteLine(target, plan.folder, 1, result.tensors, result.bytes));
+        process.stdout.write(M.wroteLine(target, plan.folder, result.shards ?? 1, result.tensors, result.bytes));
         process.stdout.write(result.letheText);
       }
       return;
@@ -166,6 +168,7 @@ async function runConvert(M, cmd) {
         to: req.to, dtype: req.dtype ?? undefined, castAll: req.castAll, ggufKv: req.ggufKv, ggufMetadata,
         sink: target, overwrite: req.force, sync: req.sync,
         shards: req.shards ?? undefined, maxShardSize: req.maxShardSize ?? undefined,
+        splitMaxSize: req.splitMaxSize ?? undefined, splitMaxTensors: req.splitMaxTensors ?? undefined,
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });
     } catch (err) {

@@ -159,7 +159,7 @@ export class Model {
    *  `shards: 'input'`) goes to `openShard(name)` for each file, or in Node to a folder
    *  path, written atomically. */
   async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false,
-    sync = true, shards, maxShardSize, openShard, onProgress, signal } = {}) {
+    sync = true, shards, maxShardSize, splitMaxSize, splitMaxTensors, openShard, onProgress, signal } = {}) {
     if (openShard !== undefined && typeof openShard !== 'function') {
       throw new AmnError('invalid_argument', 'convert(): openShard must be a function (name) => sink');
     }
@@ -173,7 +173,8 @@ export class Model {
     const path = nodePath(sink);
     const request = {
       to, dtype: dtype ?? null, castAll, ggufKv: ggufKv ?? null, ggufMetadata: ggufMetadata ?? null,
-      shards: shards ?? null, maxShardSize: maxShardSize ?? null, output: path === null ? null : String(path),
+      shards: shards ?? null, maxShardSize: maxShardSize ?? null, splitMaxSize: splitMaxSize ?? null,
+      splitMaxTensors: splitMaxTensors ?? null, output: path === null ? null : String(path),
     };
     const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
     const layout = this.#outputPlan(request, destination);
@@ -213,8 +214,9 @@ export class Model {
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
   async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, ggufKv,
-    ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only,
-    strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress, signal } = {}) {
+    ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only, shards, maxShardSize, splitMaxSize,
+    splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress,
+    signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
       throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
     }
@@ -229,11 +231,12 @@ export class Model {
       verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
       outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, bits: bits ?? null,
-      groupSize: groupSize ?? null, skip: skip ?? null,
-      only: only ?? null, strict, output: path === null ? null : String(path),
+      groupSize: groupSize ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
+      splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),
       like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales,
     };
-    const layout = this.#outputPlan(request, openShard ? 'per_file' : path !== null ? 'path' : 'single');
+    const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
+    const layout = this.#outputPlan(request, destination);
     return this.#exclusive(async () => {
       throwIfAborted(signal);
       const s = this.#session;
@@ -242,12 +245,12 @@ export class Model {
         like.#assertOpen();
         const ref = like.#session;
         try {
-          await drive(this.#M, ref, like.#files, () => s.planForgetLike(JSON.stringify(request), ref), { signal, what: 'the reference' });
+          await drive(this.#M, ref, like.#files, () => s.planForgetLike(JSON.stringify(request), ref, destination), { signal, what: 'the reference' });
         } finally {
           ref.releaseData();
         }
       } else {
-        check(s.planForget(JSON.stringify(request)));
+        check(s.planForget(JSON.stringify(request), destination));
       }
       // Encoders whose sizes wait for the values (a double-quantized absmax's mean) see
       // their tensor first; then the header is final.
@@ -260,43 +263,22 @@ export class Model {
         s.releaseData();
       }
       check(s.finishPrepared());
-      const plan = JSON.parse(s.planInfo());
-      const progress = this.#progress(plan.output_bytes, onProgress);
       let result;
       if (layout.folder) {
+        // The model's files as the core cut them (the input's shards, maxShardSize, GGUF
+        // splits), then config.json with the producer's quantization_config.
         const folder = await this.#openFolder({ sink, overwrite, sync, openShard, signal });
-        try {
-          const files = [];
-          const out = await folder.open('model.safetensors');
-          files.push({ name: 'model.safetensors', bytes: plan.output_bytes, output: await this.#writePlan(out, plan, progress, signal) });
-          const config = s.forgetConfig();
-          if (config) {
-            const bytes = new TextEncoder().encode(config);
-            const c = await folder.open('config.json');
-            try {
-              await c.write(bytes);
-              files.push({ name: 'config.json', bytes: bytes.byteLength, output: await c.close() });
-            } catch (err) {
-              await c.abort(err).catch(() => {});
-              throw err;
-            }
-          }
-          throwIfAborted(signal);
-          const where = await folder.commit();
-          result = { bytes: plan.output_bytes, shards: 1, files };
-          if (where !== undefined) result.path = where;
-        } catch (err) {
-          await folder.abort(err).catch(() => {});
-          throw err;
-        }
+        const config = s.forgetConfig();
+        result = await this.#writeFolder(folder, { onProgress, signal, extra: config ? [{ name: 'config.json', text: config }] : [] });
       } else {
+        const plan = JSON.parse(s.planInfo());
         const out = await this.#hooks.openSink(sink, { overwrite, sync: sync !== false, signal });
-        const output = await this.#writePlan(out, plan, progress, signal);
+        const output = await this.#writePlan(out, plan, this.#progress(plan.output_bytes, onProgress), signal);
         const described = output !== null && typeof output === 'object' && Object.getPrototypeOf(output) === Object.prototype;
-        result = described ? { ...output } : { output };
+        result = described ? { ...output, tensors: plan.tensors.length } : { output, tensors: plan.tensors.length };
       }
       const letheJson = s.forgetReport();
-      return { ...result, tensors: plan.tensors.length, lethe: JSON.parse(letheJson), letheJson, letheText: s.forgetText() };
+      return { ...result, lethe: JSON.parse(letheJson), letheJson, letheText: s.forgetText() };
     });
   }
 
@@ -316,16 +298,23 @@ export class Model {
     }).name;
   }
 
-  /** What convert() / remember to a path writes by default, as both CLIs decide it:
-   *  `{ folder: true }` for a folder of shards (a sharded safetensors input, `shards:
-   *  'input'`, `maxShardSize`), else one file; `name` is its default name. */
-  outputLayout({ to = 'safetensors', dtype, castAll = false, verb = 'convert', shards, maxShardSize } = {}) {
+  /** What convert() / remember / forget({ scheme }) to a path writes by default, as both
+   *  CLIs decide it: `{ folder: true }` for a folder (a sharded safetensors input, `shards:
+   *  'input'`, `maxShardSize`, a GGUF split; forget's folder with config.json), else one
+   *  file; `sharded`: the folder's model may be several files; `name` its default name. */
+  outputLayout({ to = 'safetensors', dtype, castAll = false, verb, scheme, shards, maxShardSize, splitMaxSize,
+    splitMaxTensors } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
+    const forget = verb === 'forget' || scheme !== undefined;
+    const request = {
+      verb: forget ? 'forget' : verb ?? 'convert', to, castAll, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
+      splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null,
+      ...(forget ? { scheme: scheme ?? null } : { dtype: dtype ?? null }),
+    };
     const plan = this[OUTPUT_PLAN]({
-      request: { verb, to, dtype: dtype ?? null, castAll, shards: shards ?? null, maxShardSize: maxShardSize ?? null },
-      surface: 'api', shardedInput: Boolean(this.info.sharded), destination: 'path', place: { entry },
+      request, surface: 'api', shardedInput: Boolean(this.info.sharded), destination: 'path', place: { entry },
     });
-    return { folder: plan.folder, name: plan.name };
+    return { folder: plan.folder, sharded: plan.sharded, name: plan.name };
   }
 
   /** The core's output plan (session/output.h output_plan_json) for this model: the
@@ -348,13 +337,30 @@ export class Model {
   async #convertShards(request, destination, { sink, overwrite, sync, openShard, onProgress, signal }) {
     throwIfAborted(signal);
     check(this.#session.planConvert(JSON.stringify(request), destination));
-    // The files the core planned: its shards, or the one file it names (shards: 1).
+    const folder = await this.#openFolder({ sink, overwrite, sync, openShard, signal });
+    return this.#writeFolder(folder, { onProgress, signal });
+  }
+
+  // The files the core planned (its shards, or the one file it names), the index, then
+  // `extra` files ({ name, text }), into `folder`, committed when all are written.
+  async #writeFolder(folder, { onProgress, signal, extra = [] }) {
     const info = JSON.parse(this.#session.shardsInfo());
     const { files } = info;
-    const folder = await this.#openFolder({ sink, overwrite, sync, openShard, signal });
     const total = files.reduce((n, f) => n + f.output_bytes, 0);
     const progress = this.#progress(total, onProgress);
     const written = [];
+    const writeText = async (name, text) => {
+      const bytes = new TextEncoder().encode(text);
+      const out = await folder.open(name);
+      try {
+        await out.write(bytes);
+        throwIfAborted(signal);
+        written.push({ name, bytes: bytes.byteLength, output: await out.close() });
+      } catch (err) {
+        await out.abort(err).catch(() => {});
+        throw err;
+      }
+    };
     try {
       for (let k = 0; k < files.length; k++) {
         check(this.#session.selectShard(k));
@@ -363,18 +369,8 @@ export class Model {
         const output = await this.#writePlan(out, plan, progress, signal);
         written.push({ name: files[k].name, bytes: plan.output_bytes, output });
       }
-      if (info.index) {
-        const bytes = new TextEncoder().encode(info.index);
-        const out = await folder.open(info.index_name);
-        try {
-          await out.write(bytes);
-          throwIfAborted(signal);
-          written.push({ name: info.index_name, bytes: bytes.byteLength, output: await out.close() });
-        } catch (err) {
-          await out.abort(err).catch(() => {});
-          throw err;
-        }
-      }
+      if (info.index) await writeText(info.index_name, info.index);
+      for (const { name, text } of extra) await writeText(name, text);
       throwIfAborted(signal);
       const path = await folder.commit();
       const tensors = files.reduce((n, f) => n + f.tensors, 0);

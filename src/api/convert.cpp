@@ -27,6 +27,12 @@ std::string request_json(const ConvertOptions& o) {
   w.key("maxShardSize");
   if (o.max_shard_bytes > 0) w.value(o.max_shard_bytes);
   else w.null();
+  w.key("splitMaxSize");
+  if (o.split_max_bytes > 0) w.value(o.split_max_bytes);
+  else w.null();
+  w.key("splitMaxTensors");
+  if (o.split_max_tensors > 0) w.value(o.split_max_tensors);
+  else w.null();
   w.key("ggufKv").strings(o.gguf_kv).key("ggufMetadata").string_or_null(o.gguf_metadata);
   w.key("force").value(o.overwrite).key("sync").value(o.sync).end_object();
   return w.take();

@@ -36,10 +36,11 @@ Status write_file(OutputFolder& folder, const std::string& name, const std::stri
   return file->commit();
 }
 
-// Shards and index into a temporary folder, renamed into place when all are written.
-Result<Written> write_folder(LocalModel& local, const ConvertRequest& request, const ConvertOptions& options,
-                             const std::string& target, ExecuteHooks hooks) {
-  AMN_ASSIGN(auto plan, plan_shards(local.model, options, shard_options(request)));
+// Shards, index and `extra` files (name, text) into a temporary folder, renamed into
+// place when all are written.
+Result<Written> write_folder(LocalModel& local, const ConvertRequest& request, const ShardedPlan& plan,
+                             const std::string& target, ExecuteHooks hooks,
+                             const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   AMN_ASSIGN(auto folder, OutputFolder::create(target, request.force, request.sync));
   const uint64_t total = plan.output_bytes();
   uint64_t before = 0;  // bytes of the shards already written
@@ -57,6 +58,10 @@ Result<Written> write_folder(LocalModel& local, const ConvertRequest& request, c
   if (!plan.index_json.empty()) {
     AMN_TRY(write_file(*folder, std::string(kShardIndexName), plan.index_json));
     out.files.emplace_back(kShardIndexName);
+  }
+  for (const auto& [name, text] : extra) {
+    AMN_TRY(write_file(*folder, name, text));
+    out.files.push_back(name);
   }
   if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "interrupted");
   AMN_TRY(folder->commit());
@@ -76,7 +81,12 @@ Result<OutputTarget> output_target(const LocalModel& local, const ConvertRequest
 
 Result<Written> write_conversion(LocalModel& local, const ConvertRequest& request, const ConvertOptions& options,
                                  const OutputTarget& target, const ExecuteHooks& hooks) {
-  if (target.folder) return write_folder(local, request, options, target.path, hooks);
+  if (target.folder) {
+    ShardOptions shard = shard_options(request);
+    shard.split_prefix = gguf_split_prefix(target.path);
+    AMN_ASSIGN(auto plan, plan_shards(local.model, options, shard));
+    return write_folder(local, request, plan, target.path, hooks);
+  }
   AMN_ASSIGN(auto plan, plan_convert(local.model, options));
   AMN_ASSIGN(auto sink, OutputFile::create(target.path, request.force, request.sync));
   AMN_TRY(execute_plan(plan, *local.files, *sink, hooks));
@@ -88,25 +98,18 @@ Result<Written> write_forget(LocalModel& local, const ConvertRequest& request, F
                              const OutputTarget& target, const ExecuteHooks& hooks) {
   Plan& plan = forget.plan;
   AMN_TRY(prepare_plan(plan, *local.files));
-  Written out{target.path, target.folder, 1, plan.tensors.size(), plan.output_bytes(), {}};
   if (!target.folder) {
     AMN_ASSIGN(auto sink, OutputFile::create(target.path, request.force, request.sync));
     AMN_TRY(execute_plan(plan, *local.files, *sink, hooks));
     AMN_TRY(sink->commit());
-    return out;
+    return Written{target.path, false, 1, plan.tensors.size(), plan.output_bytes(), {}};
   }
-  AMN_ASSIGN(auto folder, OutputFolder::create(target.path, request.force, request.sync));
-  AMN_ASSIGN(auto file, folder->open(kForgetModelName));
-  AMN_TRY(execute_plan(plan, *local.files, *file, hooks));
-  AMN_TRY(file->commit());
-  out.files.emplace_back(kForgetModelName);
-  if (const std::string config = forget_config_json(local.model, *forget.forgetter); !config.empty()) {
-    AMN_TRY(write_file(*folder, "config.json", config));
-    out.files.emplace_back("config.json");
+  AMN_ASSIGN(auto files, forget_output_files(forget, request, target.path));
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (std::string config = forget_config_json(local.model, *forget.forgetter); !config.empty()) {
+    extra.emplace_back("config.json", std::move(config));
   }
-  if (hooks.cancelled && hooks.cancelled()) return make_error(ErrorCode::cancelled, "interrupted");
-  AMN_TRY(folder->commit());
-  return out;
+  return write_folder(local, request, files, target.path, hooks, extra);
 }
 
 }  // namespace amn::cli

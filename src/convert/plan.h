@@ -78,6 +78,9 @@ struct Plan {
   // plan_convert only: for each output tensor, the input file its (first) record lives
   // in, so a sharded input can be written back with the same shard boundaries (shard.h).
   std::vector<uint32_t> tensor_files;
+  // GGUF output only: the KVs its header holds (finish_gguf_plan), so a split output can
+  // give them to its first file (shard.h).
+  std::vector<std::pair<std::string, GgufValue>> gguf_kv;
   uint64_t data_bytes = 0;  // sum of piece outputs
   ParseLimits limits;       // the model's (Model::limits): what executing may allocate
   uint64_t output_bytes() const { return header.size() + data_bytes; }

@@ -22,6 +22,12 @@ Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan&
     }
   }
   merge_gguf_kv(kv, options.gguf_kv);
+  AMN_TRY(lay_out_gguf(kv, plan));
+  plan.gguf_kv = std::move(kv);
+  return {};
+}
+
+Status lay_out_gguf(const std::vector<std::pair<std::string, GgufValue>>& kv, Plan& plan) {
   uint64_t alignment = 32;
   for (const auto& [k, v] : kv) {
     if (k == "general.alignment") {

@@ -41,9 +41,11 @@ std::string forget_footer() {
     out += "  " + name + "  " + std::string(row.producer) + (row.available ? "" : " (not built yet)") + "\n";
   }
   out += "  --to gguf     a ggml type, as ggml_quantize_chunk writes it: " + gguf_forget_type_names() + "\n";
-  return out + "Output: a folder <stem>-<scheme>/ (model.safetensors, and config.json with the producer's\n"
-               "quantization_config when the input has one); -o NAME.safetensors writes the file alone;\n"
-               "--to gguf: one file <stem>-<type>.gguf.";
+  return out + "Output: a folder <stem>-<scheme>/ (model.safetensors, or shards like the input's and their\n"
+               "index, --max-shard-size re-sharding with each weight's companions kept beside it; and\n"
+               "config.json with the producer's quantization_config when the input has one);\n"
+               "-o NAME.safetensors writes one file alone; --to gguf: one file <stem>-<type>.gguf, or\n"
+               "with --split-max-size / --split-max-tensors a folder of gguf-split's files.";
 }
 
 // One option of the table on a CLI11 command, storing into `text` (one value or a list).
@@ -76,7 +78,7 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 }
 
 struct Raw {
-  std::string path, output, to, format, dtype, shards, max_shard_size, gguf_metadata, scheme, blocksize, bits, group_size, like,
+  std::string path, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, bits, group_size, like,
       output_tensor_type, token_embedding_type;
   std::vector<std::string> gguf_kv, skip, only, tensors;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
@@ -89,6 +91,12 @@ void add_limits(CLI::App* app, Raw& raw) {
   const OptionId ids[] = {OptionId::max_single_alloc, OptionId::max_total_bytes, OptionId::max_item_count,
                           OptionId::max_decompression_ratio};
   for (int i = 0; i < 4; ++i) add(app, ids[i], raw.limits[i])->group("Limits");
+}
+
+// GGUF output's splitting (convert and forget; remember writes safetensors).
+void add_gguf_split(CLI::App* app, Raw& raw) {
+  add(app, OptionId::split_max_size, raw.split_max_size);
+  add(app, OptionId::split_max_tensors, raw.split_max_tensors);
 }
 
 void add_writing(CLI::App* app, Raw& raw) {
@@ -140,12 +148,11 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   if (!raw.max_shard_size.empty()) {
     AMN_ASSIGN(r.max_shard_bytes, parse_shard_size(raw.max_shard_size));
   }
-  if (r.max_shard_bytes > 0 && r.shards == ShardMode::one) {
-    return make_error(ErrorCode::invalid_argument, "--max-shard-size and --shards 1 contradict each other");
+  if (!raw.split_max_size.empty()) {
+    AMN_ASSIGN(r.split_max_bytes, parse_split_size(raw.split_max_size));
   }
-  if (r.to == OutputFormat::gguf && (r.max_shard_bytes > 0 || r.shards == ShardMode::input)) {
-    return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
-  }
+  AMN_ASSIGN(r.split_max_tensors, whole_number(raw.split_max_tensors, OptionId::split_max_tensors));
+  AMN_TRY(check_shard_request(r, Surface::cli));
   if (verb == Verb::forget) {
     r.scheme = raw.scheme;
     AMN_ASSIGN(r.blocksize, whole_number(raw.blocksize, OptionId::blocksize));
@@ -217,6 +224,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[3], OptionId::output, raw.output);
   add_flag(verbs[3], OptionId::cast_all, raw.cast_all);
   add_writing(verbs[3], raw);
+  add_gguf_split(verbs[3], raw);
   add_limits(verbs[3], raw);
 
   verbs[4] = app.add_subcommand("forget", kVerbHelp[4]);
@@ -240,9 +248,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[4], OptionId::like, raw.like);
   add_flag(verbs[4], OptionId::reuse_scales, raw.reuse_scales);
   add_flag(verbs[4], OptionId::json, raw.json);
-  add_flag(verbs[4], OptionId::force, raw.force);
-  add_flag(verbs[4], OptionId::no_sync, raw.no_sync);
-  add_flag(verbs[4], OptionId::quiet, raw.quiet);
+  add_writing(verbs[4], raw);
+  add_gguf_split(verbs[4], raw);
   add_limits(verbs[4], raw);
   verbs[4]->footer(forget_footer());
 

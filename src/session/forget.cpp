@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "formats/gguf/kv_input.h"
 #include "schemes/forget_gguf.h"
+#include "session/output.h"
 
 namespace amn {
 namespace {
@@ -101,6 +102,16 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
     }
   }
   return plan_forget(model, options);
+}
+
+Result<ShardedPlan> forget_output_files(const ForgetPlan& plan, const ConvertRequest& request, std::string_view folder) {
+  if (!plan.plan.prepares.empty()) return make_error(ErrorCode::internal, "forget: the output is cut after its prepares");
+  ShardOptions shard = shard_options(request);
+  shard.split_prefix = gguf_split_prefix(folder);
+  if (request.to == OutputFormat::gguf && !shard.gguf_split()) {  // one GGUF file: never a folder today
+    return make_error(ErrorCode::internal, "forget: a GGUF folder without a split");
+  }
+  return split_plan(plan.plan, request.to, shard);
 }
 
 std::string forget_config_json(const Model& model, const Forgetter& forgetter) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "convert/plan_forget.h"
+#include "convert/shard.h"
 #include "core/model.h"
 #include "session/request.h"
 
@@ -20,7 +21,10 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
 // a newline); "" when the input has no config.json.
 std::string forget_config_json(const Model& model, const Forgetter& forgetter);
 
-// The file name the model takes inside a forget output folder.
-inline constexpr const char* kForgetModelName = "model.safetensors";
+// The files of a forget's output folder named `folder` (after the plan's prepares): the
+// model sharded as the request asks (convert/shard.h: the input's shards by default,
+// --max-shard-size, --shards 1; --to gguf: --split-max-size / --split-max-tensors, files
+// named after the folder), model.safetensors alone when there is one shard.
+Result<ShardedPlan> forget_output_files(const ForgetPlan& plan, const ConvertRequest& request, std::string_view folder);
 
 }  // namespace amn

@@ -188,38 +188,55 @@ Result<Destination> destination_from_name(std::string_view name) {
 Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, Destination destination,
                                    Surface surface) {
   OutputLayout out;
-  if (r.verb == Verb::forget && r.to == OutputFormat::gguf) return out;  // one file, as llama-quantize writes
-  if (r.verb == Verb::forget) {
-    // A folder a user can load (the model and its config), unless the output is named as
-    // a file or must be one stream.
-    const bool names_file = destination == Destination::path && r.output.ends_with(".safetensors");
-    out.folder = destination == Destination::per_file || (destination == Destination::path && !names_file);
+  const bool asked = r.max_shard_bytes > 0 || r.shards == ShardMode::input;
+  const bool split = r.split_max_bytes > 0 || r.split_max_tensors > 0;
+  const bool names_file =
+      destination == Destination::path && r.output.ends_with(r.to == OutputFormat::gguf ? ".gguf" : ".safetensors");
+  if ((asked || split) && destination == Destination::single) {
+    return make_error(ErrorCode::invalid_argument,
+                      "a sharded output needs a folder: openShard, or in Node a folder path as sink");
+  }
+  if (split) {  // a folder of gguf-split files (check_shard_request: GGUF output only)
+    if (names_file) {
+      return make_error(ErrorCode::invalid_argument, r.output + " names a file: a split GGUF output is a folder");
+    }
+    out.folder = out.sharded = true;
     return out;
   }
-  const bool asked = r.max_shard_bytes > 0 || r.shards == ShardMode::input;
+  if (r.verb == Verb::forget && r.to == OutputFormat::gguf) return out;  // one file, as llama-quantize writes
+  if (asked && names_file) {
+    return make_error(ErrorCode::invalid_argument, r.output + " names a file: a sharded output is a folder (or pass " +
+                                                       option_name(OptionId::shards, surface) + " 1)");
+  }
+  if (r.verb == Verb::forget) {
+    // A folder a user can load (the model and its config), unless the output is named as
+    // a file or must be one stream; its model is sharded like the input unless asked otherwise.
+    out.folder = destination == Destination::per_file || (destination == Destination::path && !names_file);
+    out.sharded = out.folder && r.shards != ShardMode::one && (asked || sharded_input);
+    return out;
+  }
   if (r.to != OutputFormat::safetensors) {
     if (asked || destination == Destination::per_file) {
-      return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
+      return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is split with " +
+                                                    option_name(OptionId::split_max_size, surface) + " or " +
+                                                    option_name(OptionId::split_max_tensors, surface) + ")");
     }
     return out;
   }
   if (destination == Destination::per_file) {
     out.folder = true;
     out.single = r.shards == ShardMode::one;
+    out.sharded = !out.single && (asked || sharded_input);
     return out;
   }
   if (r.shards == ShardMode::one) return out;
-  const bool names_file = destination == Destination::path && r.output.ends_with(".safetensors");
-  if (asked && destination == Destination::single) {
-    return make_error(ErrorCode::invalid_argument,
-                      "a sharded output needs a folder: openShard, or in Node a folder path as sink");
-  }
-  if (asked && names_file) {
-    return make_error(ErrorCode::invalid_argument, r.output + " names a file: a sharded output is a folder (or pass " +
-                                                       option_name(OptionId::shards, surface) + " 1)");
-  }
-  out.folder = destination == Destination::path && (asked || (sharded_input && !names_file));
+  out.folder = out.sharded = destination == Destination::path && (asked || (sharded_input && !names_file));
   return out;
+}
+
+std::string gguf_split_prefix(std::string_view folder) {
+  const std::string_view name = base_name(folder);
+  return name.empty() || name == "/" || name == "." || name == ".." ? std::string("model") : std::string(name);
 }
 
 std::string default_output_name(const ConvertRequest& r, std::string_view stem, bool folder, const Model* model,
@@ -264,6 +281,7 @@ std::string output_plan_json(std::string_view json, const Model* model) {
   if (!layout) return fail(layout.error());
   JsonWriter w;
   w.begin_object().key("ok").value(true).key("folder").value(layout->folder).key("single").value(layout->single);
+  w.key("sharded").value(layout->sharded);
   simdjson::dom::object place;
   std::string stem = "model";
   bool folder_input = false;

@@ -39,15 +39,23 @@ enum class Destination : uint8_t { path, per_file, single };
 Result<Destination> destination_from_name(std::string_view name);
 
 struct OutputLayout {
-  bool folder = false;  // shards + index, rather than one file
+  bool folder = false;  // shards + index (forget: and config.json), rather than one file
   bool single = false;  // per_file destination asked for one file (shards: 1)
+  bool sharded = false;  // the folder's model may be more than one file (shards, GGUF splits)
 };
 
 // One file or a folder of shards: a sharded safetensors input gives a sharded output
 // (same boundaries) unless shards: 1 or the path names a .safetensors file; a maximum
-// shard size or shards: 'input' always asks for a folder. GGUF output is one file.
+// shard size or shards: 'input' always asks for a folder. GGUF output is one file, or
+// with a split size or tensor count a folder of gguf-split files. forget to safetensors
+// writes a folder (model and config.json) unless the path names a .safetensors file or
+// the destination is one sink; its model is sharded as convert's would be.
 Result<OutputLayout> output_layout(const ConvertRequest& request, bool sharded_input, Destination destination,
                                    Surface surface);
+
+// The prefix of a split GGUF's file names (llama_split_path): the output folder's own name
+// ("out/q4" -> "q4": q4/q4-00001-of-00002.gguf).
+std::string gguf_split_prefix(std::string_view folder);
 
 // The default output name, <stem><suffix>.<format> (a folder: <stem><suffix>):
 //  - a target dtype names it: "-bf16", "-f16", "-f32";
@@ -68,7 +76,7 @@ std::string default_output(const ConvertRequest& request, const InputPlace& plac
 // "surface": "cli"|"api", "shardedInput": bool, "destination": "path"|"per_file"|"single",
 // "place": {"path", "isFolder", "absolute"} | {"entry": file name} | {"stem", "folder",
 // "folderOutputParent"} (optional)} ->
-// {"ok": true, "folder", "single", "target": request.output or the default (null without
+// {"ok": true, "folder", "single", "sharded", "target": request.output or the default (null without
 // a place), "name": the default file or folder name}, or an error status. `model`: the
 // opened model (Session::output_plan_json passes its own), for remember's default name.
 std::string output_plan_json(std::string_view json, const Model* model = nullptr);

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 33> kOptions = {{
+const std::array<OptionRow, 35> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -87,6 +87,10 @@ const std::array<OptionRow, 33> kOptions = {{
     {OptionId::dequantized, "dequantized", "--dequantized", "",
      "hash the remembered values instead of the stored bytes: each tensor as F32 (a quantized weight "
      "dequantized, as amn stats reads it; integers as stored), little-endian", kAny},
+    {OptionId::split_max_size, "splitMaxSize", "--split-max-size", "SIZE",
+     "--to gguf: a folder of split files of at most this size of tensors each, as gguf-split (2G, 500M, bytes)", kAny},
+    {OptionId::split_max_tensors, "splitMaxTensors", "--split-max-tensors", "N",
+     "--to gguf: a folder of split files of at most N tensors each, as gguf-split", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -172,7 +176,32 @@ Result<ConvertOptions> convert_options(const ConvertRequest& request) {
 ShardOptions shard_options(const ConvertRequest& request) {
   ShardOptions s;
   s.max_shard_bytes = request.max_shard_bytes;
+  s.one = request.shards == ShardMode::one;
+  s.split_max_bytes = request.split_max_bytes;
+  s.split_max_tensors = request.split_max_tensors;
   return s;
+}
+
+Status check_shard_request(const ConvertRequest& r, Surface surface) {
+  if (r.max_shard_bytes > 0 && r.shards == ShardMode::one) {
+    return bad(option_name(OptionId::max_shard_size, surface) + " and " + option_name(OptionId::shards, surface) +
+               " 1 contradict each other");
+  }
+  if (r.to == OutputFormat::gguf && (r.max_shard_bytes > 0 || r.shards == ShardMode::input)) {
+    return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is split with " +
+                                                  option_name(OptionId::split_max_size, surface) + " or " +
+                                                  option_name(OptionId::split_max_tensors, surface) + ")");
+  }
+  if (r.split_max_bytes > 0 && r.split_max_tensors > 0) {  // gguf-split refuses both too
+    return bad(option_name(OptionId::split_max_size, surface) + " and " +
+               option_name(OptionId::split_max_tensors, surface) + " contradict each other");
+  }
+  if ((r.split_max_bytes > 0 || r.split_max_tensors > 0) && r.to != OutputFormat::gguf) {
+    const OptionId given = r.split_max_bytes > 0 ? OptionId::split_max_size : OptionId::split_max_tensors;
+    return bad(option_name(given, surface) + " splits GGUF output (" + option_name(OptionId::format, surface) +
+               " gguf); safetensors shards: " + option_name(OptionId::max_shard_size, surface));
+  }
+  return {};
 }
 
 Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface) {
@@ -212,14 +241,20 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       } else {
         return bad(option_name(OptionId::shards, surface) + " must be 'input' or 1");
       }
-    } else if (key == "maxShardSize") {
+    } else if (key == "maxShardSize" || key == "splitMaxSize") {
+      // A size as text ("5GB"; gguf-split's "2G" for splits) or a number of bytes.
+      const bool split = key == "splitMaxSize";
+      const OptionId id = split ? OptionId::split_max_size : OptionId::max_shard_size;
+      uint64_t& bytes = split ? r.split_max_bytes : r.max_shard_bytes;
       if (!kv.value.get_string().get(text)) {
-        AMN_ASSIGN(r.max_shard_bytes, parse_shard_size(text));
+        AMN_ASSIGN(bytes, split ? parse_split_size(text) : parse_shard_size(text));
       } else {
-        auto n = positive_integer(kv.value, OptionId::max_shard_size, surface);
-        if (!n) return bad(option_name(OptionId::max_shard_size, surface) + " must be a size (\"5GB\") or a number of bytes");
-        r.max_shard_bytes = *n;
+        auto n = positive_integer(kv.value, id, surface);
+        if (!n) return bad(option_name(id, surface) + " must be a size (\"" + (split ? "2G" : "5GB") + "\") or a number of bytes");
+        bytes = *n;
       }
+    } else if (key == "splitMaxTensors") {
+      AMN_ASSIGN(r.split_max_tensors, positive_integer(kv.value, OptionId::split_max_tensors, surface));
     } else if (key == "ggufKv") {
       simdjson::dom::array args;
       const std::string msg = option_name(OptionId::gguf_kv, surface) + " must be an array of \"key=value\" strings";
@@ -292,13 +327,7 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       return bad("unknown option '" + std::string(key) + "'");
     }
   }
-  if (r.max_shard_bytes > 0 && r.shards == ShardMode::one) {
-    return bad(option_name(OptionId::max_shard_size, surface) + " and " + option_name(OptionId::shards, surface) +
-               " 1 contradict each other");
-  }
-  if (r.to == OutputFormat::gguf && (r.max_shard_bytes > 0 || r.shards == ShardMode::input)) {
-    return make_error(ErrorCode::unsupported, "sharded output is written as safetensors only (GGUF output is one file)");
-  }
+  AMN_TRY(check_shard_request(r, surface));
   return r;
 }
 
@@ -322,6 +351,12 @@ std::string convert_request_json(const ConvertRequest& r) {
   else w.null();
   w.key("maxShardSize");
   if (r.max_shard_bytes) w.value(r.max_shard_bytes);
+  else w.null();
+  w.key("splitMaxSize");
+  if (r.split_max_bytes) w.value(r.split_max_bytes);
+  else w.null();
+  w.key("splitMaxTensors");
+  if (r.split_max_tensors) w.value(r.split_max_tensors);
   else w.null();
   w.key("ggufKv").strings(r.gguf_kv);
   w.key("ggufMetadata").string_or_null(r.gguf_metadata);

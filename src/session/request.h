@@ -30,7 +30,8 @@ enum class OptionId : uint8_t {
   output, to, format, dtype, cast_all, shards, max_shard_size, gguf_kv, gguf_metadata, force, no_sync, quiet, json,
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
-  output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized,
+  output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
+  split_max_tensors,
 };
 
 struct OptionRow {
@@ -61,6 +62,9 @@ struct ConvertRequest {
   bool cast_all = false;
   ShardMode shards = ShardMode::automatic;
   uint64_t max_shard_bytes = 0;  // > 0: a folder of shards of at most this many bytes
+  // GGUF output split as gguf-split splits it (convert/shard.h): a folder of
+  // <name>-0000k-of-0000N.gguf files; at most one of the two is set.
+  uint64_t split_max_bytes = 0, split_max_tensors = 0;
   std::vector<std::string> gguf_kv;  // "key[:TYPE]=value", later ones winning
   std::string gguf_metadata;         // JSON text: {key: value | {type, value}}
   std::string gguf_metadata_file;    // the CLI's --gguf-metadata path (read by the surface)
@@ -88,11 +92,16 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& request, Surface su
 // The core's conversion options for a request: GGUF KVs parsed and merged (the metadata
 // JSON first, then each key=value, later ones winning).
 Result<ConvertOptions> convert_options(const ConvertRequest& request);
+// The request's shard options; split_prefix (GGUF) is the caller's: the output folder's name.
 ShardOptions shard_options(const ConvertRequest& request);
+// The request's sharding options checked together, after the rest of the request:
+// invalid_argument / unsupported naming the options as `surface` spells them.
+Status check_shard_request(const ConvertRequest& request, Surface surface);
 
 // The request JSON (camelCase keys, as the npm API names its options): {"to" (the
 // format: safetensors | gguf), "dtype",
-// "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "ggufKv" [..],
+// "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "splitMaxSize" (bytes
+// or "2G"), "splitMaxTensors", "ggufKv" [..],
 // "ggufMetadata" (text or object), "output", "force", "sync", "quiet"; forget: "scheme",
 // "blocksize", "doubleQuant", "skip" [globs], "only" [globs], "strict", "pure",
 // "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor"}. Unknown keys

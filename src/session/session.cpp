@@ -59,13 +59,10 @@ Status Session::plan_convert(const ConvertRequest& request, Destination destinat
   AMN_ASSIGN(auto layout, output_layout(request, model_->sharded, destination, Surface::api));
   clear_plans();
   if (layout.folder && !layout.single) {
-    AMN_ASSIGN(auto split, plan_shards(*model_, options, shard_options(request)));
-    for (auto& s : split.shards) {
-      shard_names_.push_back(std::move(s.name));
-      plans_.push_back(std::move(s.plan));
-    }
-    index_json_ = std::move(split.index_json);
-    total_size_ = split.total_size;
+    ShardOptions shard = shard_options(request);
+    shard.split_prefix = gguf_split_prefix(folder_name(request));
+    AMN_ASSIGN(auto split, plan_shards(*model_, options, shard));
+    take_shards(std::move(split));
     return {};
   }
   AMN_ASSIGN(auto plan, amn::plan_convert(*model_, options));
@@ -76,9 +73,25 @@ Status Session::plan_convert(const ConvertRequest& request, Destination destinat
   return {};
 }
 
-Status Session::plan_forget(std::string_view request_json, Session* like) {
+void Session::take_shards(ShardedPlan split) {
+  for (auto& s : split.shards) {
+    shard_names_.push_back(std::move(s.name));
+    plans_.push_back(std::move(s.plan));
+  }
+  index_json_ = std::move(split.index_json);
+  total_size_ = split.total_size;
+}
+
+std::string Session::folder_name(const ConvertRequest& request) const {
+  if (!request.output.empty()) return request.output;
+  return default_output_name(request, output_stem(files_.count() ? files_.name(0) : "model"), true, model());
+}
+
+Status Session::plan_forget(std::string_view request_json, Session* like, std::string_view destination) {
   if (!model_) return no_model();
   AMN_ASSIGN(auto request, convert_request_from_json(request_json, Verb::forget, Surface::api));
+  AMN_ASSIGN(auto where, destination_from_name(destination));
+  AMN_ASSIGN(auto layout, output_layout(request, model_->sharded, where, Surface::api));
   std::shared_ptr<const Forgetter> reference;
   if (!request.like.empty()) {
     if (!like || !like->model_) return make_error(ErrorCode::invalid_argument, "like: an open model is needed");
@@ -88,6 +101,7 @@ Status Session::plan_forget(std::string_view request_json, Session* like) {
   AMN_ASSIGN(auto plan, plan_forget_request(*model_, request, Surface::api, reference));
   clear_plans();
   forget_ = std::move(plan);
+  if (layout.folder) forget_folder_ = std::move(request);
   return {};
 }
 
@@ -101,6 +115,10 @@ Status Session::run_prepare(size_t i) {
 Status Session::finish_prepared() {
   if (!forget_) return make_error(ErrorCode::invalid_argument, "no forget planned");
   if (!forget_->plan.prepares.empty()) amn::finish_prepared(forget_->plan);
+  if (forget_folder_ && plans_.empty()) {
+    AMN_ASSIGN(auto split, forget_output_files(*forget_, *forget_folder_, folder_name(*forget_folder_)));
+    take_shards(std::move(split));
+  }
   return {};
 }
 
@@ -199,6 +217,7 @@ void Session::release_data() {
 void Session::clear_plans() {
   plans_.clear();
   forget_.reset();
+  forget_folder_.reset();
   shard_names_.clear();
   index_json_.clear();
   total_size_ = 0;

@@ -45,11 +45,13 @@ class Session {
   // when the output layout (output_layout) is a folder of shards.
   Status plan_convert(std::string_view request_json, std::string_view destination = "path");
   Status plan_convert(const ConvertRequest& request, Destination destination = Destination::path);
-  // A forget (quantization) from its JSON request ({"scheme", ...}: session/request.h).
-  // Before the header: every prepare (need_bytes like a piece), then finish_prepared().
-  // With "like" in the request, `like` is the session of the reference model (opened
-  // apart): its scales are read through its files (need_bytes names its files).
-  Status plan_forget(std::string_view request_json, Session* like = nullptr);
+  // A forget (quantization) from its JSON request ({"scheme", ...}: session/request.h)
+  // into `destination` (as plan_convert's). Before the header: every prepare (need_bytes
+  // like a piece), then finish_prepared(), which for a folder output cuts the model into
+  // its files (shards_info_json, select_shard, as a convert's). With "like" in the
+  // request, `like` is the session of the reference model (opened apart): its scales are
+  // read through its files (need_bytes names its files).
+  Status plan_forget(std::string_view request_json, Session* like = nullptr, std::string_view destination = "path");
   size_t prepare_count() const;
   Status run_prepare(size_t i);
   Status finish_prepared();
@@ -98,10 +100,14 @@ class Session {
 
  private:
   const Plan* plan() const {
-    if (forget_) return &forget_->plan;
-    return current_ < plans_.size() ? &plans_[current_] : nullptr;
+    if (!plans_.empty()) return current_ < plans_.size() ? &plans_[current_] : nullptr;
+    return forget_ ? &forget_->plan : nullptr;
   }
   void clear_plans();
+  void take_shards(ShardedPlan split);
+  // What a folder output's split GGUF files are named after: request.output's name, else
+  // the default folder name for the entry file.
+  std::string folder_name(const ConvertRequest& request) const;
 
   ParseLimits limits_;
   std::optional<Error> bad_limits_;
@@ -111,7 +117,8 @@ class Session {
   std::vector<Plan> plans_;            // one plan, or one per shard
   std::optional<StatsRun> stats_;
   std::optional<HashRun> hash_;
-  std::optional<ForgetPlan> forget_;   // a forget's plan (then plans_ is empty)
+  std::optional<ForgetPlan> forget_;   // a forget's plan (plans_: its files, once prepared, for a folder)
+  std::optional<ConvertRequest> forget_folder_;  // a forget into a folder: its request
   std::vector<std::string> shard_names_;  // empty unless sharded
   std::string index_json_;
   uint64_t total_size_ = 0;

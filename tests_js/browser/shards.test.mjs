@@ -123,3 +123,39 @@ test('a conversion that fails in its second shard leaves the chosen folder as it
   assert.deepEqual(left, { 'model-00001-of-00002.safetensors': 'mine' });
   assert.deepEqual(problems, []);
 });
+
+test('forget of a sharded model downloads its shards, the index and config.json', { timeout: 90_000 }, async (t) => {
+  const amn = await loadPackage();
+  const model = await amn.open(SHARDED);
+  let forgotten;
+  try {
+    const r = await model.forget({ scheme: 'nf4', openShard: () => null });
+    forgotten = Object.fromEntries(r.files.map((f) => [f.name, Buffer.from(f.output)]));
+  } finally {
+    await model.close();
+  }
+  assert.deepEqual(Object.keys(forgotten).sort(), ['config.json', 'model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors',
+    'model-00003-of-00003.safetensors', INDEX]);
+  const dir = await tempDir(t, 'amn-web-forget-shards-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#folder-input', SHARDED);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'nf4');
+    const downloads = [];
+    const all = new Promise((resolve) => page.on('download', (d) => {
+      downloads.push(d);
+      if (downloads.length === 5) resolve();
+    }));
+    await page.click('#forget-button');
+    await page.waitForSelector('#forget-result:not([hidden])');
+    await all;
+    assert.deepEqual(downloads.map((d) => d.suggestedFilename()).sort(), Object.keys(forgotten).sort());
+    for (const d of downloads) {
+      const path = join(dir, d.suggestedFilename());
+      await d.saveAs(path);
+      assert.ok((await readFile(path)).equals(forgotten[d.suggestedFilename()]), `${d.suggestedFilename()}: bytes differ from the npm API's`);
+    }
+    assert.match(await page.textContent('#forget-result'), /^3 shards and the index and config\.json \(.*\) are ready: /);
+    assert.ok(await page.isVisible('#lethe'), 'the Lethe table is shown');
+  });
+});

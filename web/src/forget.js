@@ -12,7 +12,7 @@ const sci = (v) => (typeof v === 'number' ? String(Number(v.toPrecision(3))) : '
 const fixed = (v, d) => (v === null ? '∞' : typeof v === 'number' ? v.toFixed(d) : '–');
 
 export class ForgetPanel {
-  // page: { core, startJob, showProgress, showError, hideError, offerDownload }
+  // page: { core, startJob, showProgress, showError, hideError, offerDownload, pickFolder, offerFiles }
   constructor(page) {
     this.page = page;
     this.ui = {
@@ -81,11 +81,21 @@ export class ForgetPanel {
     ui.result.hidden = true;
     ui.lethe.hidden = true;
     const verb = `Quantizing to ${scheme}`;
-    const job = page.core.request('forget', request, { onProgress: (p) => page.showProgress(verb, p) });
+    // A sharded model gives several files (the core's rule): into a folder, as convert's shards.
+    const sharded = this.info.outputFolders[`forget:${value}`];
+    if (sharded) {
+      request.dirHandle = await page.pickFolder();
+      if (request.dirHandle === null) return;  // the picker was closed
+    }
+    const job = page.core.request(sharded ? 'forgetShards' : 'forget', request, { onProgress: (p) => page.showProgress(verb, p) });
     try {
       const result = await page.startJob(`${verb}…`, job);
       const name = this.info.outputNames[`forget:${value}`];
-      ui.result.replaceChildren(page.offerDownload(result.blob, name));
+      if (result.saved) {
+        ui.result.replaceChildren(`Saved ${result.saved.length} files to ${result.folder}.`);
+      } else {
+        ui.result.replaceChildren(sharded ? page.offerFiles(result.files, result.shards) : page.offerDownload(result.blob, name));
+      }
       ui.result.hidden = false;
       this.#showLethe(result.lethe);
     } catch (error) {

@@ -85,6 +85,15 @@ const forget = new ForgetPanel({
     span.append(...downloadLine(blob, name));
     return span;
   },
+  // A sharded model's output: a folder the user picks where the browser can, else a
+  // download per file.
+  pickFolder: async () => (canSaveFolder && ui.saveDirect.checked
+    ? pickHandle(() => window.showDirectoryPicker({ id: 'amn-shards', mode: 'readwrite' })) : undefined),
+  offerFiles: (files, shards) => {
+    const span = document.createElement('span');
+    span.append(...shardDownloadLine(files, shards));
+    return span;
+  },
 });
 
 const state = {
@@ -378,8 +387,12 @@ async function convertShards(dtype) {
   }
 }
 
-// One download per file (the browser may ask once to allow several), and a link each.
 function offerShardDownloads(files, shards) {
+  showConvertResult(...shardDownloadLine(files, shards));
+}
+
+// One download per file (the browser may ask once to allow several), and a link each.
+function shardDownloadLine(files, shards) {
   const links = files.map(({ name, blob }) => {
     const url = URL.createObjectURL(blob);
     state.shardUrls.push(url);
@@ -392,7 +405,8 @@ function offerShardDownloads(files, shards) {
   const list = document.createElement('span');
   links.forEach((link, i) => list.append(i ? ', ' : '', link));
   const total = files.reduce((n, f) => n + f.blob.size, 0);
-  const what = `${shards} shard${shards === 1 ? '' : 's'}${files.length > shards ? ' and the index' : ''}`;
-  showConvertResult(`${what} (${formatBytes(total)}) are ready: `, list);
+  const rest = files.slice(shards).map((f) => f.name).join(' and ').replace('model.safetensors.index.json', 'the index');
+  const what = `${shards} shard${shards === 1 ? '' : 's'}${rest ? ` and ${rest}` : ''}`;
   for (const link of links) link.click();
+  return [`${what} (${formatBytes(total)}) are ready: `, list];
 }

@@ -9,6 +9,8 @@
 //                                                            its shards + index (FileSystemDirectoryHandle)
 //               { type: 'forget',  id, scheme, to?, pure?, blocksize?, doubleQuant?, bits?, groupSize?, skip? }  quantized, as a
 //                                                            download, with its Lethe report
+//               { type: 'forgetShards', id, ...forget's, dirHandle? }  the same for a sharded model: its
+//                                                            shards, index and config.json
 //               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js) and
 //                                                            heatmap (heatmap.js)
 //               { type: 'cancel',  id }
@@ -51,8 +53,12 @@ const handlers = {
     }
     const schemes = await forgetSchemes();
     // GGUF rows (to: 'gguf', a ggml type as name) are keyed "forget:gguf:Q4_K".
+    // A forget whose model is several files (a sharded input) is saved as a folder, as
+    // convert's shards are: the core's answer again.
     for (const s of schemes) {
-      outputNames[`forget:${s.to ? `${s.to}:` : ''}${s.name}`] = model.outputName({ scheme: s.name, to: s.to });
+      const key = `forget:${s.to ? `${s.to}:` : ''}${s.name}`;
+      outputNames[key] = model.outputName({ scheme: s.name, to: s.to });
+      if (s.available) outputFolders[key] = model.outputLayout({ scheme: s.name, to: s.to }).sharded;
     }
     return { ...model.info, outputNames, outputFolders, forgetSchemes: schemes };
   },
@@ -99,37 +105,19 @@ const handlers = {
   },
 
   // A sharded model converted to safetensors shards + index (the input's boundaries).
-  // Into a folder the user picked: every file is written through createWritable() and
-  // committed only after all of them are complete, so a failure or a cancel commits
-  // nothing (and removes the entries this job created). Otherwise each file becomes a
-  // Blob the page downloads.
   async convertShards({ dtype, castAll = false, dirHandle }, { signal, progress }) {
-    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
-    const files = [];  // { name, target, created }
-    const openShard = async (name) => {
-      let target;
-      let created = false;
-      if (dirHandle) {
-        created = !await dirHandle.getFileHandle(name).then(() => true, () => false);
-        target = await (await dirHandle.getFileHandle(name, { create: true })).createWritable();
-      } else {
-        target = new BlobCollector();
-      }
-      files.push({ name, target, created });
-      // Closing this stream commits nothing: the commit is below, once every file is done.
-      return new WritableStream({ write: (chunk) => target.write(chunk) });
-    };
-    let result;
-    try {
-      result = await model.convert({ dtype: dtype || undefined, castAll, openShard, signal, onProgress: progress });
-      if (dirHandle) for (const f of files) await f.target.close();
-    } catch (err) {
-      for (const f of files) await f.target.abort?.().catch(() => {});
-      if (dirHandle) for (const f of files) if (f.created) await dirHandle.removeEntry(f.name).catch(() => {});
-      throw err;
-    }
-    if (dirHandle) return { saved: files.map((f) => f.name), folder: dirHandle.name, shards: result.shards };
-    return { files: files.map((f) => ({ name: f.name, blob: f.target.finish() })), shards: result.shards };
+    return intoFolder(dirHandle, (openShard) => model.convert({ dtype: dtype || undefined, castAll, openShard, signal, onProgress: progress }));
+  },
+
+  // A sharded model quantized: its shards, the index and config.json, with the Lethe report.
+  async forgetShards({ scheme, to, pure = false, blocksize, doubleQuant = false, bits, groupSize, skip = [], dirHandle }, { signal, progress }) {
+    let lethe;
+    const out = await intoFolder(dirHandle, async (openShard) => {
+      const result = await model.forget({ scheme, to, pure, blocksize, doubleQuant, bits, groupSize, skip, openShard, signal, onProgress: progress });
+      lethe = result.lethe;
+      return result;
+    });
+    return { ...out, lethe };
   },
 
   // One tensor, dequantized to F32 here (integer tensors come as their own values), is
@@ -147,6 +135,39 @@ const handlers = {
     };
   },
 };
+
+// Runs `write(openShard)`, a conversion into several files. Into a folder the user picked:
+// every file is written through createWritable() and committed only after all of them are
+// complete, so a failure or a cancel commits nothing (and removes the entries this job
+// created). Otherwise each file becomes a Blob the page downloads.
+async function intoFolder(dirHandle, write) {
+  if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+  const files = [];  // { name, target, created }
+  const openShard = async (name) => {
+    let target;
+    let created = false;
+    if (dirHandle) {
+      created = !await dirHandle.getFileHandle(name).then(() => true, () => false);
+      target = await (await dirHandle.getFileHandle(name, { create: true })).createWritable();
+    } else {
+      target = new BlobCollector();
+    }
+    files.push({ name, target, created });
+    // Closing this stream commits nothing: the commit is below, once every file is done.
+    return new WritableStream({ write: (chunk) => target.write(chunk) });
+  };
+  let result;
+  try {
+    result = await write(openShard);
+    if (dirHandle) for (const f of files) await f.target.close();
+  } catch (err) {
+    for (const f of files) await f.target.abort?.().catch(() => {});
+    if (dirHandle) for (const f of files) if (f.created) await dirHandle.removeEntry(f.name).catch(() => {});
+    throw err;
+  }
+  if (dirHandle) return { saved: files.map((f) => f.name), folder: dirHandle.name, shards: result.shards };
+  return { files: files.map((f) => ({ name: f.name, blob: f.target.finish() })), shards: result.shards };
+}
 
 // Collects output into a Blob without keeping a second copy: small chunks are copied and
 // batched; every few MiB they are folded into the Blob (which references, not copies,
