@@ -162,7 +162,7 @@ export interface TensorDiff {
   mae: number | null;
   rmse: number | null;
   cosine: number | null;
-  /** null when infinite (no difference) or undefined (A all zeros). */
+  /** null when infinite: +∞ when nothing differs (max_abs_diff 0), −∞ when A is all zeros. */
   snr_db: number | null;
   nonfinite: number | null;
   nonfinite_mismatch: number | null;

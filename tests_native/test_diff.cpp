@@ -11,34 +11,19 @@
 #include "session/session.h"
 #include "session_support.h"
 #include "support.h"
+#include "whole_model.h"
 
 using namespace amn;
 using namespace amn::test;
 
 namespace {
 
-struct Opened {
-  std::vector<uint8_t> bytes;
-  FileSet files;
-  Model model;
-};
-
-std::unique_ptr<Opened> open_bytes(std::vector<uint8_t> bytes, const std::string& name) {
-  auto o = std::make_unique<Opened>();
-  o->bytes = std::move(bytes);
-  o->files.add(name, std::make_unique<MemorySource>(o->bytes));
-  auto m = open_model(o->files, ParseLimits{});
-  REQUIRE(m);
-  o->model = std::move(m).value();
-  return o;
-}
-
-std::unique_ptr<Opened> open_fixture(const std::string& rel) {
+std::unique_ptr<WholeModel> open_fixture(const std::string& rel) {
   const std::string name = rel.substr(rel.rfind('/') + 1);
-  return open_bytes(read_file(fixture_path(rel)), name);
+  return open_whole(read_file(fixture_path(rel)), name);
 }
 
-ModelDiff diff_of(Opened& a, Opened& b) {
+ModelDiff diff_of(WholeModel& a, WholeModel& b) {
   auto d = model_diff(a.model, a.files, b.model, b.files);
   REQUIRE(d);
   return std::move(d).value();
@@ -98,20 +83,13 @@ void check_against(const ModelDiff& d, const std::string& expected_rel, double t
   }
 }
 
-std::vector<uint8_t> i64_bytes(size_t n, auto&& value) {
-  std::vector<uint8_t> out(n * 8);
+// n little-endian values of T, value(i) each.
+template <class T>
+std::vector<uint8_t> le_bytes(size_t n, auto&& value) {
+  std::vector<uint8_t> out(n * sizeof(T));
   for (size_t i = 0; i < n; ++i) {
-    const int64_t v = value(i);
-    std::memcpy(out.data() + i * 8, &v, 8);
-  }
-  return out;
-}
-
-std::vector<uint8_t> f32_bytes(size_t n, auto&& value) {
-  std::vector<uint8_t> out(n * 4);
-  for (size_t i = 0; i < n; ++i) {
-    const float v = value(i);
-    std::memcpy(out.data() + i * 4, &v, 4);
+    const T v = static_cast<T>(value(i));
+    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
   }
   return out;
 }
@@ -161,8 +139,8 @@ TEST_CASE("diff: sides cut into pieces of different sizes are compared value by 
                                std::to_string(n * 8) + "]}}";
   const std::string header_b = R"({"x":{"dtype":"F32","shape":[)" + std::to_string(n) + R"(],"data_offsets":[0,)" +
                                std::to_string(n * 4) + "]}}";
-  auto a = open_bytes(make_safetensors(header_a, i64_bytes(n, [](size_t i) { return int64_t(i % 1000); })), "a.safetensors");
-  auto b = open_bytes(make_safetensors(header_b, f32_bytes(n, [](size_t i) { return float(i % 1000) + (i == odd ? 2.f : 0.f); })),
+  auto a = open_whole(make_safetensors(header_a, le_bytes<int64_t>(n, [](size_t i) { return int64_t(i % 1000); })), "a.safetensors");
+  auto b = open_whole(make_safetensors(header_b, le_bytes<float>(n, [](size_t i) { return float(i % 1000) + (i == odd ? 2.f : 0.f); })),
                       "b.safetensors");
   auto run = DiffRun::start(a->model, b->model);
   REQUIRE(run);
@@ -195,8 +173,8 @@ TEST_CASE("diff through two Sessions, sans-IO: each step's bytes come from its s
     const bool side_b = a.diff_step_side(i) == 1;
     REQUIRE(feed(side_b ? b : a, side_b ? fb : fa, [&] { return a.run_diff_step(i, b); }));
   }
-  auto na = open_bytes(fa, "a.safetensors");
-  auto nb = open_bytes(fb, "b.safetensors");
+  auto na = open_whole(fa, "a.safetensors");
+  auto nb = open_whole(fb, "b.safetensors");
   const ModelDiff native = diff_of(*na, *nb);
   CHECK(a.diff_json() == diff_json(native));
   CHECK(a.diff_text() == render_diff(native));

@@ -98,7 +98,7 @@ double TensorDiff::cosine() const {
 
 double TensorDiff::snr_db() const {
   if (!finite) return NAN;
-  if (sum_sq_diff == 0) return sum_aa == 0 ? NAN : INFINITY;
+  if (sum_sq_diff == 0) return INFINITY;  // nothing differs (even two zero vectors)
   if (sum_aa == 0) return -INFINITY;
   return 10.0 * std::log10(sum_aa / sum_sq_diff);
 }

@@ -47,7 +47,7 @@ struct TensorDiff {
   double mae() const;            // NaN when nothing finite was compared
   double rmse() const;
   double cosine() const;         // both norms 0: 1; one norm 0: 0
-  double snr_db() const;         // 10 log10(Σa² / Σ(a-b)²); ±Inf when a sum is 0 (JSON null)
+  double snr_db() const;         // 10 log10(Σa² / Σ(a-b)²); +Inf when nothing differs, -Inf when A is all 0 (JSON null)
 };
 
 struct ModelDiff {

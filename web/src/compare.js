@@ -2,13 +2,16 @@
 // worker opens B, runs the core's diff (both read piece by piece) and closes B again;
 // this shows the per-tensor table, in the core's order and with its statuses.
 
+import { fixed, metricRow, sci } from './metric-rows.js';
+
 const $ = (id) => document.getElementById(id);
 
-// Numbers as the Forget table shows them: 3 significant digits, cosine and SNR fixed.
-// SNR is null when nothing differs (infinite), or when A is all zeros.
-const sci = (v) => (typeof v === 'number' ? String(Number(v.toPrecision(3))) : '–');
-const fixed = (v, d) => (typeof v === 'number' ? v.toFixed(d) : '–');
-const snr = (t) => (t.snr_db === null && t.max_abs_diff === 0 ? '∞' : fixed(t.snr_db, 2));
+// SNR is null when infinite: +∞ when nothing differs, −∞ when A is all zeros (something
+// differs); and when nothing was compared (no max |Δ| either).
+function snr(t) {
+  if (t.snr_db !== null || t.max_abs_diff === 0) return fixed(t.snr_db, 2);
+  return t.max_abs_diff === null ? '–' : '−∞';
+}
 
 export class ComparePanel {
   // page: { core, startJob, showProgress, showError, hideError }
@@ -62,18 +65,11 @@ export class ComparePanel {
       + (diff.identical ? 'The models are identical.' : 'The models differ.');
     this.ui.result.dataset.identical = String(diff.identical);
     this.ui.body.replaceChildren(...diff.tensors.map((t) => {
-      const tr = document.createElement('tr');
-      tr.dataset.name = t.name;
-      tr.dataset.status = t.status;
       const side = (dtype, shape) => (dtype === null ? '–' : t.status === 'shape_mismatch' ? `${dtype} [${shape.join(', ')}]` : dtype);
-      const cells = [t.name, t.status.replaceAll('_', ' '), side(t.dtype_a, t.shape_a), side(t.dtype_b, t.shape_b),
-        sci(t.max_abs_diff), sci(t.mae), sci(t.rmse), fixed(t.cosine, 6), snr(t)];
-      cells.forEach((text, i) => {
-        const td = document.createElement('td');
-        td.textContent = text;
-        if (i > 3) td.className = 'num';
-        tr.append(td);
-      });
+      const cosine = t.cosine === null ? '–' : fixed(t.cosine, 6);
+      const tr = metricRow(t.name, [t.name, t.status.replaceAll('_', ' '), side(t.dtype_a, t.shape_a), side(t.dtype_b, t.shape_b),
+        sci(t.max_abs_diff), sci(t.mae), sci(t.rmse), cosine, snr(t)], 4);
+      tr.dataset.status = t.status;
       return tr;
     }));
     this.ui.result.hidden = false;
