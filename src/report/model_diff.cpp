@@ -44,6 +44,27 @@ size_t unit_of(const Plan& plan, bool bytes) {
   return bytes ? 1 : dtype_info(plan.tensors.at(0).dtype).block_bytes;
 }
 
+// log10 from + - * / and frexp only, so the native amn and the WASM core print the same
+// digits (their libm log10s differ in the last bit). x = m·2^e with m in [√½, √2);
+// ln m = 2 atanh(z), z = (m-1)/(m+1), |z| < 0.172: 14 terms of the series reach well
+// below a double's precision.
+double portable_log10(double x) {
+  int e = 0;
+  double m = std::frexp(x, &e);  // m in [0.5, 1)
+  if (m < 0.70710678118654752) {
+    m *= 2;
+    --e;
+  }
+  const double z = (m - 1) / (m + 1), z2 = z * z;
+  double term = z, series = 0;
+  for (int k = 0; k < 14; ++k) {
+    series += term / (2 * k + 1);
+    term *= z2;
+  }
+  constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+  return (2 * series + e * kLn2) / kLn10;
+}
+
 bool bytes_mode(const TensorDiff& t) { return !t.skipped.empty(); }
 
 std::string num(double v, const char* fmt = "%.6g") {
@@ -100,7 +121,7 @@ double TensorDiff::snr_db() const {
   if (!finite) return NAN;
   if (sum_sq_diff == 0) return INFINITY;  // nothing differs (even two zero vectors)
   if (sum_aa == 0) return -INFINITY;
-  return 10.0 * std::log10(sum_aa / sum_sq_diff);
+  return 10.0 * portable_log10(sum_aa / sum_sq_diff);
 }
 
 bool ModelDiff::identical() const {
