@@ -264,6 +264,7 @@ void DiffRun::compare_ready(Pair& pair) {
   const bool bytes = bytes_mode(t);
   const size_t ua = unit_of(pair.plans[0], bytes), ub = unit_of(pair.plans[1], bytes);
   const size_t n = std::min((a.bytes.size() - a.used) / ua, (b.bytes.size() - b.used) / ub);
+  if (n == 0) return;  // the other side has read nothing yet (and memcmp takes no null pointer)
   const uint8_t* pa = a.bytes.data() + a.used;
   const uint8_t* pb = b.bytes.data() + b.used;
   a.used += n * ua;
