@@ -77,6 +77,13 @@ class Session : public amn::Session {
   val run_hash_step(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_hash_step(static_cast<size_t>(i))); }
   std::string hash_json() const { return amn::Session::hash_json(); }
   std::string hash_text(const std::string& path) const { return amn::Session::hash_text(path); }
+  val plan_diff(const Session& other) { return status(amn::Session::plan_diff(other)); }
+  int diff_step_count() const { return static_cast<int>(amn::Session::diff_step_count()); }
+  int diff_step_side(int i) const { return i < 0 ? 0 : amn::Session::diff_step_side(static_cast<size_t>(i)); }
+  val run_diff_step(int i, Session& other) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_diff_step(static_cast<size_t>(i), other)); }
+  std::string diff_json() const { return amn::Session::diff_json(); }
+  std::string diff_text() const { return amn::Session::diff_text(); }
+  int diff_exit_status() const { return amn::Session::diff_exit_status(); }
   val select_shard(int k) { return status(k < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such shard") : amn::Session::select_shard(static_cast<size_t>(k))); }
   val output_header() const { return byte_view(amn::Session::output_header()); }
   int piece_count() const { return static_cast<int>(amn::Session::piece_count()); }
@@ -183,6 +190,13 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("hashJson", &Session::hash_json)
       .function("hashText", &Session::hash_text)
       .function("planForgetLike", &Session::plan_forget_like)
+      .function("planDiff", &Session::plan_diff)
+      .function("diffStepCount", &Session::diff_step_count)
+      .function("diffStepSide", &Session::diff_step_side)
+      .function("runDiffStep", &Session::run_diff_step)
+      .function("diffJson", &Session::diff_json)
+      .function("diffText", &Session::diff_text)
+      .function("diffExitStatus", &Session::diff_exit_status)
       .function("prepareCount", &Session::prepare_count)
       .function("runPrepare", &Session::run_prepare)
       .function("finishPrepared", &Session::finish_prepared)

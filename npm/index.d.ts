@@ -145,6 +145,40 @@ export interface TensorStats {
   text?: string;
 }
 
+export type DiffStatus = 'identical' | 'same_values' | 'different' | 'shape_mismatch' | 'only_in_a' | 'only_in_b' | 'not_compared';
+
+/** One tensor of a comparison (docs/json-schema.md "The diff document"). The value fields
+ *  are null when the values were not compared (a missing side, other shapes, not_compared). */
+export interface TensorDiff {
+  name: string;
+  status: DiffStatus;
+  /** As stored ('Q4_K', 'BF16', a quantized weight's scheme); null on the missing side. */
+  dtype_a: string | null;
+  dtype_b: string | null;
+  shape_a: number[] | null;
+  shape_b: number[] | null;
+  /** Value pairs compared. */
+  elements: number;
+  equal: number | null;
+  max_abs_diff: number | null;
+  mae: number | null;
+  rmse: number | null;
+  cosine: number | null;
+  /** null when infinite: +∞ when nothing differs (max_abs_diff 0), −∞ when A is all zeros. */
+  snr_db: number | null;
+  nonfinite: number | null;
+  nonfinite_mismatch: number | null;
+  skipped?: string;
+}
+
+export interface DiffResult {
+  /** Every tensor identical (bit for bit) and none missing on either side. */
+  identical: boolean;
+  tensors: TensorDiff[];
+  /** With `text: true`: the table `amn diff` prints. */
+  text?: string;
+}
+
 export interface TensorInfo {
   name: string;
   dtype: DType;
@@ -472,6 +506,13 @@ export declare class Model {
 
 /** Parses the model's headers (never its tensor data) and returns a Model. */
 export declare function open(source: Source, options?: OpenOptions): Promise<Model>;
+
+/** Compares two models (open Models, or sources open() takes) tensor by tensor, both read
+ *  piece by piece (docs/js-api.md "diff"). Models opened here are closed afterwards. */
+export declare function diff(a: Model | Source, b: Model | Source, options?: {
+  limits?: OpenOptions['limits']; signal?: AbortSignal; text?: boolean;
+  onProgress?: (p: { done: number; total: number }) => void;
+}): Promise<DiffResult>;
 
 /** The schemes forget() knows, from the core (docs/cli.md "Forget"); `available` false:
  *  named, not built yet. */

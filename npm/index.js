@@ -26,4 +26,4 @@ const api = makeApi({
   openSink: async (sink) => openCommonSink(sink, blobSink),
 });
 
-export const { open, version, implementation, init, forgetSchemes } = api;
+export const { open, diff, version, implementation, init, forgetSchemes } = api;

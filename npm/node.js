@@ -25,6 +25,6 @@ async function instantiate({ wasmBinary } = {}) {
 
 const api = makeApi({ instantiate, resolveExtra: resolveNodeSource, openSink: openNodeSink });
 
-export const { open, version, implementation, init, forgetSchemes } = api;
+export const { open, diff, version, implementation, init, forgetSchemes } = api;
 /** @internal The WASM core, for bin/amn.js (the command line, the output policy). */
 export const loadCoreForCli = api.loadCore;

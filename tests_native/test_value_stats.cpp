@@ -12,6 +12,7 @@
 #include "session/session.h"
 #include "session_support.h"
 #include "support.h"
+#include "whole_model.h"
 
 using namespace amn;
 using namespace amn::test;
@@ -22,22 +23,6 @@ std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
   std::vector<uint8_t> out(v.size() * 4);
   std::memcpy(out.data(), v.data(), out.size());
   return out;
-}
-
-struct Opened {
-  std::vector<uint8_t> bytes;
-  FileSet files;
-  Model model;
-};
-
-std::unique_ptr<Opened> open_whole(std::vector<uint8_t> bytes, const std::string& name) {
-  auto o = std::make_unique<Opened>();
-  o->bytes = std::move(bytes);
-  o->files.add(name, std::make_unique<MemorySource>(o->bytes));
-  auto m = open_model(o->files, ParseLimits{});
-  REQUIRE(m);
-  o->model = std::move(m).value();
-  return o;
 }
 
 }  // namespace

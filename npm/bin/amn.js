@@ -7,7 +7,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { AmnError, loadCoreForCli, open } from '../node.js';
 import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
-import { HASH_RAW, OUTPUT_PLAN, STATS_RAW } from '../lib/model.js';
+import { DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW } from '../lib/model.js';
 import { amnErrorOf } from '../lib/errors.js';
 
 // A closed stdout (`npx amn inspect x | head`) ends the output quietly, as amn does.
@@ -98,6 +98,23 @@ async function runHash(cmd) {
     process.stdout.write(cmd.json ? h.json + '\n' : h.text);
   } finally {
     await model.close();
+  }
+}
+
+// diff: the core's comparison, table or JSON, and its exit status (0 identical, 3 not).
+async function runDiff(cmd) {
+  const a = await open(cmd.input, { limits: cmd.limits });
+  try {
+    const b = await open(cmd.other, { limits: cmd.limits });
+    try {
+      const d = await a[DIFF_RAW](b);
+      process.stdout.write(cmd.json ? d.json + '\n' : d.text);
+      return d.exitStatus;
+    } finally {
+      await b.close();
+    }
+  } finally {
+    await a.close();
   }
 }
 
@@ -202,6 +219,7 @@ async function main(argv) {
     if (cmd.verb === 'parse' || cmd.verb === 'inspect') await runReport(cmd);
     else if (cmd.verb === 'stats') await runStats(cmd);
     else if (cmd.verb === 'hash') await runHash(cmd);
+    else if (cmd.verb === 'diff') return await runDiff(cmd);
     else await runConvert(M, cmd);
     return 0;
   } catch (err) {

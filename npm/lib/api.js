@@ -1,6 +1,7 @@
 // The public API, built once per entry point (index.js for browsers, node.js for Node)
 // from a core loader and the environment's extra sources and sinks.
 import { AmnError } from './errors.js';
+import { diffModels } from './diff.js';
 import { openModel } from './open.js';
 
 export function makeApi({ instantiate, resolveExtra, openSink }) {
@@ -13,13 +14,18 @@ export function makeApi({ instantiate, resolveExtra, openSink }) {
     });
     return core;
   };
+  const open = (source, options = {}) => openModel(loadCore, source, options, { resolveExtra, openSink });
   return {
     /** Loads the WASM core now (optional); `options` may give wasmBinary or wasmUrl. */
     async init(options = {}) {
       if (!core) initOptions = options;
       await loadCore();
     },
-    open: (source, options = {}) => openModel(loadCore, source, options, { resolveExtra, openSink }),
+    open,
+    /** Compares two models (open Models, or sources open() takes) tensor by tensor:
+     *  {identical, tensors: [{name, status, max_abs_diff, mae, rmse, cosine, snr_db, ...}]}
+     *  (docs/json-schema.md "diff"); `text: true` adds the CLI's table as `text`. */
+    diff: (a, b, options = {}) => diffModels(open, a, b, options),
     version: async () => (await loadCore()).version(),
     implementation: async () => (await loadCore()).activeImpl(),
     /** The schemes forget() knows, from the core: [{ name, producer, available }]. */

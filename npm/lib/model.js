@@ -29,6 +29,9 @@ const ARRAY_TYPES = {
 export const OUTPUT_PLAN = Symbol('amn.outputPlan');
 // The CLI's hash: the core's JSON and text (ggufPath: gguf-hash's lines naming that path).
 export const HASH_RAW = Symbol('amn.hashRaw');
+// diff(a, b) (lib/diff.js): the comparison run on two open models, the core's JSON, text
+// and exit status.
+export const DIFF_RAW = Symbol('amn.diffRaw');
 // The CLI's stats: the core's JSON text as written (numbers spelled as the native amn does).
 export const STATS_RAW = Symbol('amn.statsRaw');
 
@@ -36,8 +39,11 @@ function check(status) {
   if (status && status.ok === false) throw errorFromStatus(status);
 }
 
+let serials = 0;
+
 export class Model {
   #M; #session; #files; #hooks; #queue = Promise.resolve(); #closed = false; #info = null;
+  #serial = serials++;  // diff() takes two models' turns in this order, so two diffs cannot wait on each other
 
   constructor(M, session, files, infoJson, hooks) {
     this.#M = M;
@@ -138,6 +144,36 @@ export class Model {
         s.releaseData();
       }
       return { json: s.hashJson(), text: s.hashText(ggufPath) };
+    });
+  }
+
+  // Compares this model (A) with `other` (B): the core runs every step on A's session,
+  // each reading one piece of one side; the side's own session is served its bytes.
+  async [DIFF_RAW](other, { signal, onProgress } = {}) {
+    if (!(other instanceof Model)) throw new AmnError('invalid_argument', 'diff(): both sides must be open Models');
+    other.#assertOpen();
+    const [first, second] = this.#serial <= other.#serial ? [this, other] : [other, this];
+    const both = (fn) => first.#exclusive(() => (first === second ? fn() : second.#exclusive(fn)));
+    return both(async () => {
+      const s = this.#session;
+      const b = other.#session;
+      check(s.planDiff(b));
+      const steps = s.diffStepCount();
+      const sides = [[s, this.#files], [b, other.#files]];
+      try {
+        for (let i = 0; i < steps; i++) {
+          this.#assertOpen();
+          other.#assertOpen();
+          const [session, files] = sides[s.diffStepSide(i)];
+          await drive(this.#M, session, files, () => s.runDiffStep(i, b), { signal, what: `diff step ${i}` });
+          session.releaseData();
+          onProgress?.({ done: i + 1, total: steps });
+        }
+      } finally {
+        s.releaseData();
+        b.releaseData();
+      }
+      return { json: s.diffJson(), text: s.diffText(), exitStatus: s.diffExitStatus() };
     });
   }
 

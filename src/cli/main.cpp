@@ -16,6 +16,7 @@
 #include "kernels/cast.h"
 #include "report/lethe.h"
 #include "report/report.h"
+#include "report/model_diff.h"
 #include "report/model_hash.h"
 #include "report/value_stats.h"
 #include "session/command_line.h"
@@ -78,6 +79,19 @@ int run_hash(const amn::CommandLine& cmd) {
   if (cmd.json) print(amn::hash_json(*h) + "\n");
   else print(cmd.gguf_hash ? amn::render_gguf_hash(*h, cmd.open.input) : amn::render_hash(*h));
   return 0;
+}
+
+// diff: both models open at once, each tensor read from both piece by piece
+// (report/model_diff.h); exit status 0 identical, 3 different.
+int run_diff(const amn::CommandLine& cmd) {
+  auto a = amn::cli::open_local(cmd.open.input, cmd.open.limits);
+  if (!a) return fail(a.error());
+  auto b = amn::cli::open_local(cmd.other, cmd.open.limits);
+  if (!b) return fail(b.error());
+  auto d = amn::model_diff(a->model, *a->files, b->model, *b->files);
+  if (!d) return fail(d.error());
+  print(cmd.json ? amn::diff_json(*d) + "\n" : amn::render_diff(*d));
+  return amn::diff_exit_status(*d);
 }
 
 // Reads a small text file (the --gguf-metadata JSON) whole.
@@ -181,5 +195,6 @@ int main(int argc, char** argv) {
   if (cmd.verb == amn::Verb::forget) return run_forget(cmd);
   if (cmd.verb == amn::Verb::stats) return run_stats(cmd);
   if (cmd.verb == amn::Verb::hash) return run_hash(cmd);
+  if (cmd.verb == amn::Verb::diff) return run_diff(cmd);
   return run_convert(cmd);
 }

@@ -6,49 +6,13 @@
 
 #include "core/json.h"
 #include "core/text.h"
+#include "report/values.h"
 
 namespace amn {
 namespace {
 
-// The stored values as doubles: F32 (every float and every dequantized weight, cast by
-// the plan), or a whole-number / boolean / F64 tensor kept as stored.
-template <class T>
-void each_as(std::span<const uint8_t> bytes, auto&& f) {
-  const size_t n = bytes.size() / sizeof(T);
-  for (size_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof v);
-    f(static_cast<double>(v));
-  }
-}
-
-bool described(DType dtype) {
-  switch (dtype) {
-    case DType::F32: case DType::F64: case DType::BOOL: case DType::U8: case DType::I8: case DType::I16:
-    case DType::U16: case DType::I32: case DType::U32: case DType::I64: case DType::U64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-Status each_value(DType dtype, std::span<const uint8_t> bytes, auto&& f) {
-  switch (dtype) {
-    case DType::F32: each_as<float>(bytes, f); return {};
-    case DType::F64: each_as<double>(bytes, f); return {};
-    case DType::BOOL:
-    case DType::U8: each_as<uint8_t>(bytes, f); return {};
-    case DType::I8: each_as<int8_t>(bytes, f); return {};
-    case DType::I16: each_as<int16_t>(bytes, f); return {};
-    case DType::U16: each_as<uint16_t>(bytes, f); return {};
-    case DType::I32: each_as<int32_t>(bytes, f); return {};
-    case DType::U32: each_as<uint32_t>(bytes, f); return {};
-    case DType::I64: each_as<int64_t>(bytes, f); return {};
-    case DType::U64: each_as<uint64_t>(bytes, f); return {};
-    default:
-      return make_error(ErrorCode::unsupported, "statistics of " + std::string(dtype_name(dtype)) + " values are not supported");
-  }
-}
+using values::described;
+using values::each_value;
 
 size_t bin_of(double v, double lo, double hi) {
   if (!(hi > lo)) return 0;
@@ -97,12 +61,7 @@ Result<StatsRun> StatsRun::start(const Model& model, std::string_view name) {
   ValueStats& s = run.stats_;
   s.name = std::string(name);
   s.shape = run.plan_.tensors.at(0).shape;
-  for (const auto& t : model.tensors) {
-    if (t.name == name) s.dtype = std::string(stored_type_name(t));
-  }
-  for (const auto& l : model.logical) {
-    if (l.name == name) s.dtype = l.scheme;
-  }
+  s.dtype = stored_type(model, name);
   s.histogram.assign(kStatsBins, 0);
   const DType out = run.plan_.tensors.at(0).dtype;
   if (!described(out)) s.skipped = std::string(dtype_name(out)) + " values are not described";
@@ -133,6 +92,17 @@ Status StatsRun::step(size_t i, FileSet& files, SchemeInputCache* cache) {
   return each_value(dtype, buffer_, [&s](double v) {  // second pass: the histogram
     if (std::isfinite(v)) ++s.histogram[bin_of(v, s.min, s.max)];
   });
+}
+
+std::string stored_type(const Model& model, std::string_view name) {
+  std::string type;
+  for (const auto& t : model.tensors) {
+    if (t.name == name) type = std::string(stored_type_name(t));
+  }
+  for (const auto& l : model.logical) {
+    if (l.name == name) type = l.scheme;  // a logical name hides a stored one (plan_tensor's choice)
+  }
+  return type;
 }
 
 std::vector<std::string> stats_tensor_names(const Model& model) {

@@ -53,6 +53,10 @@ class StatsRun {
 // quantized weight as its one logical tensor (in place of its parts), in file order.
 std::vector<std::string> stats_tensor_names(const Model& model);
 
+// What a tensor is stored as: its stored type ("BF16", "Q4_K") or, for a quantized
+// weight, its scheme ("gptq"); "" when the model has no such name.
+std::string stored_type(const Model& model, std::string_view name);
+
 // Runs every step (the native CLI, whose files answer every read).
 Result<ValueStats> tensor_stats(const Model& model, FileSet& files, std::string_view name);
 

@@ -18,6 +18,7 @@ constexpr const char* kVerbHelp[] = {
     "Quantize a model as a producer would (bitsandbytes, ...), and say what was lost",
     "Per tensor value statistics: min/max/mean/std, NaN/Inf/zero counts, a histogram",
     "SHA-256 and XXH64 of every stored tensor and of the whole model (--gguf-hash: llama.cpp's lines)",
+    "Compare two models tensor by tensor: equal or not, max |diff|, MAE, RMSE, cosine, SNR",
 };
 
 std::string footer() {
@@ -78,7 +79,7 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 }
 
 struct Raw {
-  std::string path, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, bits, group_size, like,
+  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, bits, group_size, like,
       output_tensor_type, token_embedding_type;
   std::vector<std::string> gguf_kv, skip, only, tensors;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
@@ -180,7 +181,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
 }
 
 bool is_verb(const std::string& word) {
-  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert", "forget", "quantize", "stats", "hash"}) {
+  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert", "forget", "quantize", "stats", "hash", "diff"}) {
     if (word == v) return true;
   }
   return false;
@@ -197,7 +198,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   bool version = false;
   app.add_flag("--version", version, "Display program version information and exit");
 
-  CLI::App* verbs[7];
+  CLI::App* verbs[8];
   verbs[0] = app.add_subcommand("parse", kVerbHelp[0]);
   verbs[1] = app.add_subcommand("inspect", kVerbHelp[1]);
   verbs[1]->alias("info");
@@ -273,6 +274,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
                    "out. uuid: llama.cpp gguf-hash's UUIDv5 of those bytes. --dequantized: over the values\n"
                    "instead (each tensor amn stats lists, as F32 little-endian; docs/cli.md \"Hash\").\n");
 
+  verbs[7] = app.add_subcommand("diff", kVerbHelp[7]);
+  verbs[7]->add_option("A", raw.path, "the first model (file, folder or *.index.json): the reference")->required();
+  verbs[7]->add_option("B", raw.other, "the second model, compared with A")->required();
+  add_flag(verbs[7], OptionId::json, raw.json)->description("print the comparison as JSON (docs/json-schema.md \"diff\")");
+  add_limits(verbs[7], raw);
+  verbs[7]->footer("Tensors are matched by name (a quantized weight by its logical name; GGUF and Hugging\n"
+                   "Face names are not translated) and read as F32, both sides streamed piece by piece.\n"
+                   "Exit status: 0 every tensor identical, 3 something differs, 1 an error, 2 a misuse.\n");
+
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_verb(args[0])) {
     out.text = "unknown subcommand: " + args[0];
@@ -297,7 +307,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.text = e.what();
     return out;
   }
-  for (int v = 0; v < 7; ++v) {
+  for (int v = 0; v < 8; ++v) {
     if (!verbs[v]->parsed()) continue;
     out.verb = static_cast<Verb>(v);
     out.open.input = raw.path;
@@ -305,6 +315,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.tensors = raw.tensors;
     out.gguf_hash = raw.gguf_hash;
     out.dequantized = raw.dequantized;
+    out.other = raw.other;
     auto limits = limits_of(raw);
     if (!limits) {
       out.text = limits.error().message;
@@ -347,6 +358,7 @@ std::string command_line_json(const CommandLine& c) {
       w.end_array();
     }
     if (c.verb == Verb::hash) w.key("ggufHash").value(c.gguf_hash).key("dequantized").value(c.dequantized);
+    if (c.verb == Verb::diff) w.key("other").value(c.other);
   }
   return w.end_object().take();
 }

@@ -22,6 +22,7 @@ struct CommandLine {
   std::vector<std::string> tensors;  // stats: the tensors named (empty: every one)
   bool gguf_hash = false;            // hash --gguf-hash
   bool dequantized = false;          // hash --dequantized
+  std::string other;                 // diff: B (open.input is A)
   ConvertRequest convert;  // remember / convert
 };
 
@@ -29,7 +30,7 @@ struct CommandLine {
 CommandLine parse_command_line(const std::vector<std::string>& args);
 
 // The command line as JSON for the Node CLI: {"kind": "run"|"help"|"version"|"usage_error"|
-// "error", "text", "code" and "message" (error), "verb", "input", "json", "limits": {...}, "request": convert_request_json, "tensors" (stats), "ggufHash" and "dequantized" (hash)}.
+// "error", "text", "code" and "message" (error), "verb", "input", "json", "limits": {...}, "request": convert_request_json, "tensors" (stats), "ggufHash" and "dequantized" (hash), "other" (diff)}.
 std::string command_line_json(const CommandLine& command);
 
 // What a CLI prints for a usage error (exit status 2) and for --version.

@@ -130,6 +130,7 @@ std::string_view verb_name(Verb verb) {
     case Verb::forget: return "forget";
     case Verb::stats: return "stats";
     case Verb::hash: return "hash";
+    case Verb::diff: return "diff";
   }
   return "?";
 }

@@ -19,7 +19,7 @@
 
 namespace amn {
 
-enum class Verb : uint8_t { parse, inspect, remember, convert, forget, stats, hash };
+enum class Verb : uint8_t { parse, inspect, remember, convert, forget, stats, hash, diff };
 std::string_view verb_name(Verb verb);
 
 // How an option is spelled in a message: `--max-shard-size` on a command line,

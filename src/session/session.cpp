@@ -166,6 +166,19 @@ Status Session::run_hash_step(size_t i) {
   return hash_->step(i, files_, &scheme_inputs_);
 }
 
+Status Session::plan_diff(const Session& other) {
+  if (!model_ || !other.model_) return no_model();
+  diff_.reset();
+  AMN_ASSIGN(auto run, DiffRun::start(*model_, *other.model_));
+  diff_.emplace(std::move(run));
+  return {};
+}
+
+Status Session::run_diff_step(size_t i, Session& other) {
+  if (!diff_) return make_error(ErrorCode::invalid_argument, "no diff planned");
+  return diff_->step(i, files_, other.files_);
+}
+
 std::string Session::hash_text(const std::string& gguf_path) const {
   if (!hash_) return "";
   return gguf_path.empty() ? render_hash(hash_->result()) : render_gguf_hash(hash_->result(), gguf_path);

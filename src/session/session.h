@@ -15,6 +15,7 @@
 #include "convert/shard.h"
 #include "core/error.h"
 #include "core/limits.h"
+#include "report/model_diff.h"
 #include "report/model_hash.h"
 #include "report/value_stats.h"
 #include "session/output.h"
@@ -81,6 +82,17 @@ class Session {
   Status run_hash_step(size_t i);
   std::string hash_json() const { return hash_ ? amn::hash_json(hash_->result()) : "null"; }
   std::string hash_text(const std::string& gguf_path) const;
+  // amn diff (report/model_diff.h) of this session's model (A) against `other`'s (B):
+  // plan_diff, every run_diff_step in order (need_bytes for the files of the session
+  // diff_step_side(i) names: 0 this one, 1 `other`), then diff_json, diff_text (the CLI's
+  // table) and diff_exit_status (0 identical, 3 different).
+  Status plan_diff(const Session& other);
+  size_t diff_step_count() const { return diff_ ? diff_->steps() : 0; }
+  int diff_step_side(size_t i) const { return diff_ ? diff_->side(i) : 0; }
+  Status run_diff_step(size_t i, Session& other);
+  std::string diff_json() const { return diff_ ? amn::diff_json(diff_->result()) : "null"; }
+  std::string diff_text() const { return diff_ ? render_diff(diff_->result()) : ""; }
+  int diff_exit_status() const { return diff_ ? amn::diff_exit_status(diff_->result()) : 1; }
   // The output policy (output.h output_plan_json) with this session's model, which
   // remember's default name depends on.
   std::string output_plan_json(std::string_view json) const;
@@ -117,6 +129,7 @@ class Session {
   std::vector<Plan> plans_;            // one plan, or one per shard
   std::optional<StatsRun> stats_;
   std::optional<HashRun> hash_;
+  std::optional<DiffRun> diff_;
   std::optional<ForgetPlan> forget_;   // a forget's plan (plans_: its files, once prepared, for a folder)
   std::optional<ConvertRequest> forget_folder_;  // a forget into a folder: its request
   std::vector<std::string> shard_names_;  // empty unless sharded

@@ -1,7 +1,7 @@
 // Type-checked (never run) by types.test.mjs: every documented use of the API must
 // compile against npm/index.d.ts under --strict, and misuses must not.
-import { AmnError, ERROR_CODES, init, implementation, open, version } from '../../npm/index.js';
-import type { ConvertResult, DType, ErrorCode, Model, ModelInfo, Progress, ShardedConvertResult, Tensor, TensorInfo } from '../../npm/index.js';
+import { AmnError, ERROR_CODES, diff, init, implementation, open, version } from '../../npm/index.js';
+import type { ConvertResult, DiffResult, DType, ErrorCode, Model, ModelInfo, Progress, ShardedConvertResult, Tensor, TensorInfo } from '../../npm/index.js';
 
 async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: WritableStream<Uint8Array>): Promise<void> {
   await init();
@@ -25,6 +25,10 @@ async function usage(file: File, files: File[], buffer: ArrayBuffer, stream: Wri
   }
   await model[Symbol.asyncDispose]();
   await open('/models/tiny');
+
+  const compared: DiffResult = await diff(model, 'https://example.com/b.safetensors', { text: true, onProgress: (p) => p.done / p.total });
+  const cos: number | null = compared.tensors[0].cosine;
+  console.log(compared.identical, compared.tensors[0].status === 'only_in_b', cos, compared.text);
 
   const info: ModelInfo = model.info;
   const first: TensorInfo = info.tensors[0];

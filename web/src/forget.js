@@ -3,13 +3,10 @@
 // what was lost per tensor (the Lethe distance), sortable.
 
 import { formatBytes } from './format.js';
+import { fixed, metricRow, sci } from './metric-rows.js';
 
 const $ = (id) => document.getElementById(id);
 
-// Numbers as the CLI's table prints them: errors in 3 significant digits, SNR and cosine
-// fixed. An exact copy has an infinite SNR (null in the JSON).
-const sci = (v) => (typeof v === 'number' ? String(Number(v.toPrecision(3))) : '–');
-const fixed = (v, d) => (v === null ? '∞' : typeof v === 'number' ? v.toFixed(d) : '–');
 
 export class ForgetPanel {
   // page: { core, startJob, showProgress, showError, hideError, offerDownload, pickFolder, offerFiles }
@@ -133,18 +130,8 @@ export class ForgetPanel {
     for (const th of this.ui.table.querySelectorAll('th')) {
       th.setAttribute('aria-sort', th.dataset.letheKey !== key ? 'none' : dir > 0 ? 'ascending' : 'descending');
     }
-    this.ui.body.replaceChildren(...rows.map((t) => {
-      const tr = document.createElement('tr');
-      tr.dataset.name = t.name;
-      const cells = [t.name, `${fixed(t.bits_before, 2)} → ${fixed(t.bits_after, 2)}`, sci(t.mae), sci(t.rmse),
-        sci(t.max_abs_error), fixed(t.snr_db, 2), fixed(t.cosine, 6)];
-      cells.forEach((text, i) => {
-        const td = document.createElement('td');
-        td.textContent = text;
-        if (i > 0) td.className = 'num';
-        tr.append(td);
-      });
-      return tr;
-    }));
+    this.ui.body.replaceChildren(...rows.map((t) => metricRow(t.name, [t.name,
+      `${fixed(t.bits_before, 2)} → ${fixed(t.bits_after, 2)}`, sci(t.mae), sci(t.rmse), sci(t.max_abs_error),
+      fixed(t.snr_db, 2), fixed(t.cosine, 6)], 1)));
   }
 }

@@ -11,6 +11,7 @@ import { displayTensors } from './tensors.js';
 import { TensorTable, rowButton } from './tensor-table.js';
 import { TensorView } from './tensor-view.js';
 import { ForgetPanel } from './forget.js';
+import { ComparePanel } from './compare.js';
 import { linkModel, linkTensor, readLink } from './links.js';
 import { LayerTree } from './layer-tree.js';
 
@@ -96,6 +97,14 @@ const forget = new ForgetPanel({
   },
 });
 
+const compare = new ComparePanel({
+  core,
+  startJob: (label, job) => startJob(label, job),
+  showProgress: (verb, p, unit) => showProgress(verb, p, unit),
+  showError: (action, error) => showError(action, error),
+  hideError: () => hideError(),
+});
+
 const state = {
   info: null,       // the open model's info JSON
   job: null,        // the running request { promise, cancel }
@@ -119,12 +128,14 @@ function startJob(label, job) {
   ui.activity.hidden = false;
   ui.convertButton.disabled = true;
   forget.setBusy(true);
+  compare.setBusy(true);
   return job.promise.finally(() => {
     if (state.job === job) {
       state.job = null;
       ui.activity.hidden = true;
       ui.convertButton.disabled = false;
       forget.setBusy(false);
+      compare.setBusy(false);
     }
   });
 }
@@ -134,11 +145,12 @@ ui.activityCancel.addEventListener('click', () => {
   ui.activityLabel.textContent = 'Cancelling…';
 });
 
-function showProgress(verb, { done, total }) {
+// `unit` spells the counts (bytes unless said otherwise).
+function showProgress(verb, { done, total }, unit = formatBytes) {
   if (ui.activityLabel.textContent === 'Cancelling…') return;
   ui.activityProgress.max = Math.max(total, 1);
   ui.activityProgress.value = done;
-  ui.activityLabel.textContent = `${verb}: ${formatBytes(done)} of ${formatBytes(total)}`;
+  ui.activityLabel.textContent = `${verb}: ${unit(done)} of ${unit(total)}`;
 }
 
 // ---- errors ----
@@ -224,6 +236,7 @@ function showModel(info) {
   ui.castAllLabel.hidden = !(info.logical?.length > 0);
   ui.castAll.checked = false;
   forget.show(info);
+  compare.show(info);
 }
 
 ui.fileInput.addEventListener('change', () => {

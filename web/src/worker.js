@@ -13,13 +13,15 @@
 //                                                            shards, index and config.json
 //               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js) and
 //                                                            heatmap (heatmap.js)
+//               { type: 'compare', id, source }   the open model (A) against another
+//                                                            (opened here, closed after): diff()
 //               { type: 'cancel',  id }
 // Messages out: { type: 'progress', id, done, total }
 //               { type: 'result',   id, value }
 //               { type: 'error',    id, error: { code, message, offset } }
 // New operations are one more handler.
 
-import { forgetSchemes, init, open } from 'anamnesis';
+import { diff, forgetSchemes, init, open } from 'anamnesis';
 import { summarize, valuesOf } from './tensor-stats.js';
 import { heatmapOf } from './heatmap.js';
 
@@ -118,6 +120,19 @@ const handlers = {
       return result;
     });
     return { ...out, lethe };
+  },
+
+  // The open model against a second one, both read piece by piece by the core; the
+  // second is closed again before the result goes back.
+  async compare({ source }, { signal, progress }) {
+    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    const input = source.url ?? (source.files.length === 1 ? source.files[0] : source.files);
+    const other = await open(input, { signal });
+    try {
+      return await diff(model, other, { signal, onProgress: progress });
+    } finally {
+      await other.close().catch(() => {});
+    }
   },
 
   // One tensor, dequantized to F32 here (integer tensors come as their own values), is

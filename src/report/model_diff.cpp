@@ -1,0 +1,389 @@
+#include "report/model_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "core/json.h"
+#include "core/text.h"
+#include "report/table.h"
+#include "report/value_stats.h"
+#include "report/values.h"
+
+namespace amn {
+namespace {
+
+// Values are compared in batches decoded to doubles on the stack.
+constexpr size_t kBatch = 1024;
+
+// The plan's output type for one side: F32, except an F64 tensor, read as stored so that
+// two F64 tensors differing below F32's precision are not called identical (whole
+// numbers keep their dtype in every plan).
+std::optional<DType> read_as(const Model& model, std::string_view name) {
+  for (const auto& l : model.logical) {
+    if (l.name == name) return DType::F32;
+  }
+  const TensorRecord* t = model.find(name);
+  if (t && t->ggml_type == kNoGgmlType && t->dtype == DType::F64) return std::nullopt;
+  return DType::F32;
+}
+
+std::vector<uint64_t> shape_of(const Model& model, std::string_view name) {
+  for (const auto& l : model.logical) {
+    if (l.name == name) return l.shape;
+  }
+  const TensorRecord* t = model.find(name);
+  return t ? t->shape : std::vector<uint64_t>{};
+}
+
+// Bytes per unit the two sides are aligned by: one value, or one byte when the values
+// are compared as bytes (a dtype the readers cannot describe, the same on both sides).
+size_t unit_of(const Plan& plan, bool bytes) {
+  return bytes ? 1 : dtype_info(plan.tensors.at(0).dtype).block_bytes;
+}
+
+// log10 from + - * / and frexp only, so the native amn and the WASM core print the same
+// digits (their libm log10s differ in the last bit). x = m·2^e with m in [√½, √2);
+// ln m = 2 atanh(z), z = (m-1)/(m+1), |z| < 0.172: 14 terms of the series reach well
+// below a double's precision.
+double portable_log10(double x) {
+  int e = 0;
+  double m = std::frexp(x, &e);  // m in [0.5, 1)
+  if (m < 0.70710678118654752) {
+    m *= 2;
+    --e;
+  }
+  const double z = (m - 1) / (m + 1), z2 = z * z;
+  double term = z, series = 0;
+  for (int k = 0; k < 14; ++k) {
+    series += term / (2 * k + 1);
+    term *= z2;
+  }
+  constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+  return (2 * series + e * kLn2) / kLn10;
+}
+
+bool bytes_mode(const TensorDiff& t) { return !t.skipped.empty(); }
+
+std::string num(double v, const char* fmt = "%.6g") {
+  if (std::isnan(v)) return "-";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+void shape_json(JsonWriter& w, const char* key, const std::vector<uint64_t>& shape, bool present) {
+  w.key(key);
+  if (!present) {
+    w.null();
+    return;
+  }
+  w.begin_array();
+  for (uint64_t d : shape) w.value(d);
+  w.end_array();
+}
+
+}  // namespace
+
+std::string_view diff_status_name(DiffStatus s) {
+  switch (s) {
+    case DiffStatus::identical: return "identical";
+    case DiffStatus::same_values: return "same_values";
+    case DiffStatus::different: return "different";
+    case DiffStatus::shape_mismatch: return "shape_mismatch";
+    case DiffStatus::only_in_a: return "only_in_a";
+    case DiffStatus::only_in_b: return "only_in_b";
+    case DiffStatus::not_compared: return "not_compared";
+  }
+  return "?";
+}
+
+bool TensorDiff::compared() const {
+  return skipped.empty() && (status == DiffStatus::identical || status == DiffStatus::same_values ||
+                             status == DiffStatus::different);
+}
+
+double TensorDiff::mae() const { return finite ? sum_abs / static_cast<double>(finite) : NAN; }
+double TensorDiff::rmse() const { return finite ? std::sqrt(sum_sq_diff / static_cast<double>(finite)) : NAN; }
+
+double TensorDiff::cosine() const {
+  if (!finite) return NAN;
+  if (sum_aa == 0 && sum_bb == 0) return 1.0;  // two zero vectors point the same way
+  if (sum_aa == 0 || sum_bb == 0) return 0.0;  // a zero vector is orthogonal to the rest
+  const double c = sum_ab / (std::sqrt(sum_aa) * std::sqrt(sum_bb));
+  return std::clamp(c, -1.0, 1.0);  // rounding can step just past ±1
+}
+
+double TensorDiff::snr_db() const {
+  if (!finite) return NAN;
+  if (sum_sq_diff == 0) return INFINITY;  // nothing differs (even two zero vectors)
+  if (sum_aa == 0) return -INFINITY;
+  return 10.0 * portable_log10(sum_aa / sum_sq_diff);
+}
+
+bool ModelDiff::identical() const {
+  return std::all_of(tensors.begin(), tensors.end(), [](const TensorDiff& t) { return t.status == DiffStatus::identical; });
+}
+
+Result<DiffRun> DiffRun::start(const Model& a, const Model& b) {
+  DiffRun run;
+  const auto names_a = stats_tensor_names(a);
+  const auto names_b = stats_tensor_names(b);
+  std::unordered_map<std::string_view, size_t> in_a, in_b;
+  for (size_t i = 0; i < names_a.size(); ++i) in_a.emplace(names_a[i], i);
+  for (size_t i = 0; i < names_b.size(); ++i) in_b.emplace(names_b[i], i);
+
+  auto add = [&run](std::string name, DiffStatus status) -> TensorDiff& {
+    run.diff_.tensors.push_back({});
+    TensorDiff& t = run.diff_.tensors.back();
+    t.name = std::move(name);
+    t.status = status;
+    return t;
+  };
+  for (const auto& name : names_a) {
+    if (!in_b.count(name)) {
+      TensorDiff& t = add(name, DiffStatus::only_in_a);
+      t.dtype_a = stored_type(a, name);
+      t.shape_a = shape_of(a, name);
+      continue;
+    }
+    TensorDiff& t = add(name, DiffStatus::identical);
+    t.dtype_a = stored_type(a, name);
+    t.dtype_b = stored_type(b, name);
+    t.shape_a = shape_of(a, name);
+    t.shape_b = shape_of(b, name);
+    if (t.shape_a != t.shape_b) {
+      t.status = DiffStatus::shape_mismatch;
+      continue;
+    }
+    Pair pair;
+    pair.tensor = run.diff_.tensors.size() - 1;
+    const Model* models[2] = {&a, &b};
+    bool planned = true;
+    for (int s = 0; s < 2 && planned; ++s) {
+      auto plan = plan_tensor(*models[s], name, read_as(*models[s], name));
+      if (!plan) {
+        t.status = DiffStatus::not_compared;
+        t.skipped = std::string(s ? "B: " : "A: ") + plan.error().message;
+        planned = false;
+      } else {
+        pair.plans[s] = std::move(plan).value();
+      }
+    }
+    if (!planned) continue;
+    const DType da = pair.plans[0].tensors.at(0).dtype, db = pair.plans[1].tensors.at(0).dtype;
+    if (!values::described(da) || !values::described(db)) {
+      const DType odd = values::described(da) ? db : da;
+      if (da != db) {
+        t.status = DiffStatus::not_compared;
+        t.skipped = std::string(dtype_name(odd)) + " values are not described";
+        continue;
+      }
+      t.skipped = std::string(dtype_name(odd)) + " values are not described: bytes compared";
+    }
+    // The steps: always read the side that has produced less, so neither holds more than
+    // its unmatched tail plus one piece.
+    const bool bytes = bytes_mode(t);
+    const uint32_t p = static_cast<uint32_t>(run.pairs_.size());
+    size_t next[2] = {0, 0};
+    uint64_t made[2] = {0, 0};
+    const size_t first = run.steps_.size();
+    while (next[0] < pair.plans[0].pieces.size() || next[1] < pair.plans[1].pieces.size()) {
+      const bool a_left = next[0] < pair.plans[0].pieces.size();
+      const int s = a_left && (made[0] <= made[1] || next[1] >= pair.plans[1].pieces.size()) ? 0 : 1;
+      const Plan& plan = pair.plans[s];
+      made[s] += plan.pieces[next[s]].out_length / unit_of(plan, bytes);
+      run.steps_.push_back({p, static_cast<uint8_t>(s), static_cast<uint32_t>(next[s]++), false});
+    }
+    if (run.steps_.size() == first) {
+      // Nothing to read (no elements): equal as far as values go.
+      t.status = t.dtype_a == t.dtype_b ? DiffStatus::identical : DiffStatus::same_values;
+      continue;
+    }
+    run.steps_.back().last = true;
+    if (bytes) {
+      t.elements = 1;
+      for (uint64_t d : t.shape_a) t.elements *= d;
+    }
+    run.pairs_.push_back(std::move(pair));
+  }
+  for (const auto& name : names_b) {
+    if (in_a.count(name)) continue;
+    TensorDiff& t = add(name, DiffStatus::only_in_b);
+    t.dtype_b = stored_type(b, name);
+    t.shape_b = shape_of(b, name);
+  }
+  return run;
+}
+
+Status DiffRun::step(size_t i, FileSet& files_a, FileSet& files_b) {
+  if (i >= steps_.size()) return make_error(ErrorCode::invalid_argument, "no such step");
+  const Step& st = steps_[i];
+  Pair& pair = pairs_[st.pair];
+  if (current_pair_ != st.pair) {
+    for (Side& s : sides_) {
+      s.bytes.clear();
+      s.bytes.shrink_to_fit();
+      s.used = 0;
+    }
+    current_pair_ = st.pair;
+  }
+  Side& side = sides_[st.side];
+  side.bytes.erase(side.bytes.begin(), side.bytes.begin() + static_cast<std::ptrdiff_t>(side.used));
+  side.used = 0;
+  const Plan& plan = pair.plans[st.side];
+  const size_t had = side.bytes.size();
+  const size_t length = plan.pieces[st.piece].out_length;
+  side.bytes.resize(had + length);
+  Status ran = run_piece(plan, st.piece, st.side ? files_b : files_a,
+                         std::span<uint8_t>(side.bytes.data() + had, length), &side.cache);
+  if (!ran) {
+    side.bytes.resize(had);  // as before the step: it runs again once the bytes are there
+    return ran;
+  }
+  compare_ready(pair);
+  if (st.last) {
+    finish(pair);
+    for (Side& s : sides_) {
+      s.bytes = {};
+      s.used = 0;
+      s.cache = {};
+    }
+  }
+  return {};
+}
+
+// Compares every unit both sides have read and not yet compared.
+void DiffRun::compare_ready(Pair& pair) {
+  TensorDiff& t = diff_.tensors[pair.tensor];
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  const bool bytes = bytes_mode(t);
+  const size_t ua = unit_of(pair.plans[0], bytes), ub = unit_of(pair.plans[1], bytes);
+  const size_t n = std::min((a.bytes.size() - a.used) / ua, (b.bytes.size() - b.used) / ub);
+  if (n == 0) return;  // the other side has read nothing yet (and memcmp takes no null pointer)
+  const uint8_t* pa = a.bytes.data() + a.used;
+  const uint8_t* pb = b.bytes.data() + b.used;
+  a.used += n * ua;
+  b.used += n * ub;
+  if (bytes) {  // same dtype on both sides: the bytes alone say equal or not
+    if (std::memcmp(pa, pb, n) != 0) t.status = DiffStatus::different;
+    return;
+  }
+  const DType da = pair.plans[0].tensors[0].dtype, db = pair.plans[1].tensors[0].dtype;
+  double va[kBatch], vb[kBatch];
+  for (size_t at = 0; at < n; at += kBatch) {
+    const size_t m = std::min(kBatch, n - at);
+    size_t k = 0;
+    (void)values::each_value(da, {pa + at * ua, m * ua}, [&](double v) { va[k++] = v; });
+    k = 0;
+    (void)values::each_value(db, {pb + at * ub, m * ub}, [&](double v) { vb[k++] = v; });
+    for (k = 0; k < m; ++k) {
+      const double x = va[k], y = vb[k];
+      ++t.elements;
+      if (da == db && std::memcmp(pa + (at + k) * ua, pb + (at + k) * ub, ua) == 0) ++t.bit_equal;
+      const bool both_nan = std::isnan(x) && std::isnan(y);
+      if (x == y || both_nan) ++t.equal;
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        ++t.nonfinite;
+        if (!(x == y || both_nan)) ++t.nonfinite_mismatch;
+        continue;
+      }
+      const double d = x - y, ad = std::fabs(d);
+      ++t.finite;
+      t.max_abs = std::max(t.max_abs, ad);
+      t.sum_abs += ad;
+      t.sum_sq_diff += d * d;
+      t.sum_aa += x * x;
+      t.sum_bb += y * y;
+      t.sum_ab += x * y;
+    }
+  }
+}
+
+void DiffRun::finish(Pair& pair) {
+  TensorDiff& t = diff_.tensors[pair.tensor];
+  if (bytes_mode(t)) return;  // `different` already set by a differing byte, if any
+  const bool same_type = t.dtype_a == t.dtype_b;
+  if (same_type && t.bit_equal == t.elements) t.status = DiffStatus::identical;
+  else if (t.equal == t.elements) t.status = DiffStatus::same_values;
+  else t.status = DiffStatus::different;
+}
+
+Result<ModelDiff> model_diff(const Model& a, FileSet& files_a, const Model& b, FileSet& files_b) {
+  AMN_ASSIGN(auto run, DiffRun::start(a, b));
+  for (size_t i = 0; i < run.steps(); ++i) AMN_TRY(run.step(i, files_a, files_b));
+  return run.result();
+}
+
+std::string diff_json(const ModelDiff& diff) {
+  JsonWriter w;
+  w.begin_object().key("identical").value(diff.identical()).key("tensors").begin_array();
+  for (const auto& t : diff.tensors) {
+    const bool has_a = t.status != DiffStatus::only_in_b, has_b = t.status != DiffStatus::only_in_a;
+    w.begin_object().key("name").value(t.name).key("status").value(diff_status_name(t.status));
+    w.key("dtype_a");
+    has_a ? void(w.value(t.dtype_a)) : void(w.null());
+    w.key("dtype_b");
+    has_b ? void(w.value(t.dtype_b)) : void(w.null());
+    shape_json(w, "shape_a", t.shape_a, has_a);
+    shape_json(w, "shape_b", t.shape_b, has_b);
+    const bool values = t.compared();
+    const double none = NAN;  // written as null
+    auto count = [&w, values](const char* key, uint64_t n) { values ? void(w.key(key).value(n)) : void(w.key(key).null()); };
+    w.key("elements").value(t.elements);
+    count("equal", t.equal);
+    w.key("max_abs_diff").value(values && t.finite ? t.max_abs : none);
+    w.key("mae").value(values ? t.mae() : none);
+    w.key("rmse").value(values ? t.rmse() : none);
+    w.key("cosine").value(values ? t.cosine() : none);
+    w.key("snr_db").value(values ? t.snr_db() : none);
+    count("nonfinite", t.nonfinite);
+    count("nonfinite_mismatch", t.nonfinite_mismatch);
+    if (!t.skipped.empty()) w.key("skipped").value(t.skipped);
+    w.end_object();
+  }
+  return w.end_array().end_object().take();
+}
+
+std::string render_diff(const ModelDiff& diff) {
+  Table table({"tensor", "status", "A", "B", "max |Δ|", "MAE", "RMSE", "cosine", "SNR dB"},
+              {false, false, false, false, true, true, true, true, true});
+  size_t count[7] = {};
+  for (const auto& t : diff.tensors) {
+    ++count[static_cast<size_t>(t.status)];
+    const bool mismatch = t.status == DiffStatus::shape_mismatch;
+    auto side = [mismatch](const std::string& dtype, const std::vector<uint64_t>& shape, bool present) {
+      if (!present) return std::string("-");
+      return mismatch ? dtype + " " + dims_text(shape) : dtype;
+    };
+    std::vector<std::string> row = {t.name, std::string(diff_status_name(t.status)),
+                                    side(t.dtype_a, t.shape_a, t.status != DiffStatus::only_in_b),
+                                    side(t.dtype_b, t.shape_b, t.status != DiffStatus::only_in_a)};
+    if (t.compared()) {
+      for (const auto& cell : {num(t.finite ? t.max_abs : NAN), num(t.mae()), num(t.rmse()), num(t.cosine(), "%.8f"),
+                               num(t.snr_db(), "%.2f")})
+        row.push_back(cell);
+    } else {
+      for (int c = 0; c < 5; ++c) row.push_back("-");
+    }
+    table.add(std::move(row));
+  }
+  std::string out = table.render();
+  out += std::to_string(diff.tensors.size()) + " tensors:";
+  const char* sep = " ";
+  for (size_t s = 0; s < 7; ++s) {
+    if (!count[s]) continue;
+    out += sep + std::to_string(count[s]) + " " + std::string(diff_status_name(static_cast<DiffStatus>(s)));
+    sep = ", ";
+  }
+  out += diff.identical() ? "\nthe models are identical\n" : "\nthe models differ\n";
+  return out;
+}
+
+int diff_exit_status(const ModelDiff& diff) { return diff.identical() ? 0 : 3; }
+
+}  // namespace amn
