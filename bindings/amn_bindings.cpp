@@ -52,6 +52,11 @@ class Session : public amn::Session {
     return status(amn::Session::plan_convert(std::string_view(json), destination));
   }
   val plan_forget(const std::string& json) { return status(amn::Session::plan_forget(std::string_view(json))); }
+  // The importance matrix file's bytes, malloc'd by the caller: parsed, then freed.
+  val set_imatrix(double ptr, double length) {
+    std::unique_ptr<uint8_t, void (*)(uint8_t*)> bytes(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(ptr)), free_malloced);
+    return status(amn::Session::set_imatrix(std::span<const uint8_t>(bytes.get(), static_cast<size_t>(length))));
+  }
   val plan_forget_like(const std::string& json, Session& like) {
     return status(amn::Session::plan_forget(std::string_view(json), &like));
   }
@@ -179,6 +184,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("hashJson", &Session::hash_json)
       .function("hashText", &Session::hash_text)
       .function("planForgetLike", &Session::plan_forget_like)
+      .function("setImatrix", &Session::set_imatrix)
       .function("prepareCount", &Session::prepare_count)
       .function("runPrepare", &Session::run_prepare)
       .function("finishPrepared", &Session::finish_prepared)

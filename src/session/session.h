@@ -50,6 +50,9 @@ class Session {
   // With "like" in the request, `like` is the session of the reference model (opened
   // apart): its scales are read through its files (need_bytes names its files).
   Status plan_forget(std::string_view request_json, Session* like = nullptr);
+  // With "imatrix" in a forget request: the importance matrix file's bytes, parsed here
+  // (formats/gguf/imatrix.h) within the session's limits, before plan_forget.
+  Status set_imatrix(std::span<const uint8_t> bytes);
   size_t prepare_count() const;
   Status run_prepare(size_t i);
   Status finish_prepared();
@@ -112,6 +115,7 @@ class Session {
   std::optional<StatsRun> stats_;
   std::optional<HashRun> hash_;
   std::optional<ForgetPlan> forget_;   // a forget's plan (then plans_ is empty)
+  std::shared_ptr<const ImportanceMatrix> imatrix_;  // set_imatrix's
   std::vector<std::string> shard_names_;  // empty unless sharded
   std::string index_json_;
   uint64_t total_size_ = 0;
