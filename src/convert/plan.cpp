@@ -1,4 +1,5 @@
 #include "convert/plan.h"
+#include "convert/plan_blocks.h"
 
 #include <algorithm>
 #include <string_view>

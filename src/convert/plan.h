@@ -114,15 +114,9 @@ inline ConvertOptions cast_options(std::optional<DType> dtype) {
 // One stored record appended to `plan` as convert writes it (cast to `to` when given and
 // the record is a castable float): forget uses it for the tensors it keeps.
 Status plan_stored_tensor(const Model& model, const TensorRecord& t, std::optional<DType> to, Plan& plan);
-// The same for GGUF output: a ggml block record copied through as its blocks (as
-// llama-quantize copies a tensor already of the type it chose), any other as stored.
-Status plan_stored_blocks(const Model& model, const TensorRecord& t, Plan& plan);
 // True when the record's elements are one little-endian row-major run in its file (no
 // inflating, gathering or swapping): what an encoder reads directly.
 bool is_plain_record(const Model& model, const TensorRecord& t);
-// True for a little-endian GGUF record of a ggml block type, its blocks one run in its
-// file: what forget --to gguf --allow-requantize dequantizes.
-bool is_plain_block_record(const Model& model, const TensorRecord& t);
 
 // One tensor's bytes, cast to `to` when given and the tensor is a castable float. A
 // logical tensor's name gives its dequantized values (to: default its natural dtype).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "convert/plan_blocks.h"
 #include "convert/plan_gguf.h"
 #include "formats/safetensors/write.h"
 

@@ -238,7 +238,7 @@ class GgufForgetter final : public Forgetter {
   std::string cannot_hold(const TensorRecord& t) const override {
     // A ggml block type is read through F32 (--allow-requantize; encode_chosen refuses
     // without it, as llama-quantize does).
-    const bool dequantizable = !t.block_type.empty() && t.ggml_type != kNoGgmlType && ggml_traits(t.ggml_type)->quantized;
+    const bool dequantizable = !t.block_type.empty() && t.ggml_type != kNoGgmlType && ggml_can_dequantize(t.ggml_type);
     if (!dequantizable && (!is_forgettable_dtype(t.dtype) || !t.block_type.empty())) {
       return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16, F32 or a ggml block type)";
     }
