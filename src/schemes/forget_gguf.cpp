@@ -276,10 +276,10 @@ class GgufForgetter final : public Forgetter {
     for (const TensorRecord* t : chosen) {
       const GgmlType type = type_of(*t).value_or(GgmlType::F16);
       if (!t->block_type.empty() && !allow_requantize_) {
-        // "allowRequantize:" is the option as the session renames it for the asking surface.
-        return make_error(ErrorCode::invalid_argument, "allowRequantize: requantizing from type " + t->block_type + " is disabled ('" +
-                                                           t->name + "' would be " + std::string(ggml_traits(type)->name) +
-                                                           "); with it, as with llama-quantize's option, it goes through F32");
+        // Named both ways: npx amn reports it through the npm API, and both CLIs print the same line.
+        return make_error(ErrorCode::invalid_argument, "requantizing from type " + t->block_type + " is disabled ('" + t->name +
+                                                           "' would be " + std::string(ggml_traits(type)->name) +
+                                                           "): --allow-requantize (npm: allowRequantize) lets it go through F32, as llama-quantize's option");
       }
       const std::vector<float>* weights = nullptr;
       if (imatrix_) {
