@@ -54,6 +54,11 @@ class Session : public amn::Session {
   val plan_forget(const std::string& json, const std::string& destination) {
     return status(amn::Session::plan_forget(std::string_view(json), nullptr, destination));
   }
+  // The importance matrix file's bytes, malloc'd by the caller: parsed, then freed.
+  val set_imatrix(double ptr, double length) {
+    std::unique_ptr<uint8_t, void (*)(uint8_t*)> bytes(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(ptr)), free_malloced);
+    return status(amn::Session::set_imatrix(std::span<const uint8_t>(bytes.get(), static_cast<size_t>(length))));
+  }
   val plan_forget_like(const std::string& json, Session& like, const std::string& destination) {
     return status(amn::Session::plan_forget(std::string_view(json), &like, destination));
   }
@@ -197,6 +202,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("diffJson", &Session::diff_json)
       .function("diffText", &Session::diff_text)
       .function("diffExitStatus", &Session::diff_exit_status)
+      .function("setImatrix", &Session::set_imatrix)
       .function("prepareCount", &Session::prepare_count)
       .function("runPrepare", &Session::run_prepare)
       .function("finishPrepared", &Session::finish_prepared)

@@ -381,6 +381,14 @@ export interface ForgetOptions {
   tokenEmbeddingType?: string;
   /** GGUF: llama-quantize's --leave-output-tensor (output.weight kept as stored). */
   leaveOutputTensor?: boolean;
+  /** GGUF: llama.cpp's importance matrix (llama-quantize --imatrix): the GGUF or legacy .dat
+   *  file's bytes, a Blob / File, or in Node a path or file: URL. */
+  imatrix?: Uint8Array | ArrayBuffer | Blob | string | URL;
+  /** GGUF: the name recorded in quantize.imatrix.file for `imatrix` given as bytes
+   *  (default: the path as given, the File's name, or 'imatrix'). */
+  imatrixName?: string;
+  /** GGUF: llama-quantize --allow-requantize (quantized tensors go through F32). */
+  allowRequantize?: boolean;
   /** GGUF: KVs to set, as convert's. */
   ggufKv?: string[];
   /** GGUF: KVs as JSON ({key: value} or {key: {type, value}}), as convert's. */
@@ -516,7 +524,7 @@ export declare function diff(a: Model | Source, b: Model | Source, options?: {
 
 /** The schemes forget() knows, from the core (docs/cli.md "Forget"); `available` false:
  *  named, not built yet. */
-export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean; to?: 'gguf'; pure?: true }[]>;
+export declare function forgetSchemes(): Promise<{ name: string; producer: string; available: boolean; to?: 'gguf'; pure?: true; imatrix?: boolean }[]>;
 
 /** The core's version string (loads the WASM module). */
 export declare function version(): Promise<string>;

@@ -45,11 +45,13 @@ std::map<std::string, Stored> tensors_of(const std::vector<uint8_t>& file, uint6
   return out;
 }
 
-std::vector<uint8_t> forget(const std::string& request, const std::string& input = kInput) {
+// `imatrix`: a fixture whose bytes the session reads as the request's importance matrix.
+std::vector<uint8_t> forget(const std::string& request, const std::string& input = kInput, const std::string& imatrix = "") {
   Session s("");
   const auto file = read_file(fixture_path(input));
   s.add_file("tiny.gguf", file.size());
   REQUIRE(feed(s, file, [&] { return s.parse(); }));
+  if (!imatrix.empty()) REQUIRE(s.set_imatrix(read_file(fixture_path(imatrix))));
   auto planned = s.plan_forget(request);
   INFO(request << ": " << (planned ? std::string() : planned.error().message));
   REQUIRE(planned);
@@ -134,7 +136,7 @@ TEST_CASE("forget --to gguf refuses the file types llama-quantize refuses withou
     auto e = s.plan_forget(R"({"to":"gguf","scheme":")" + std::string(scheme) + "\"}");
     INFO(scheme);
     REQUIRE(!e);
-    CHECK(e.error().code == ErrorCode::unsupported);
+    CHECK(e.error().code == ErrorCode::invalid_argument);
     CHECK(e.error().message.find("importance matrix") != std::string::npos);
   }
   Session s("");
@@ -149,4 +151,126 @@ TEST_CASE("forget --to gguf refuses the file types llama-quantize refuses withou
   e = s.plan_forget(R"({"scheme":"nf4","leaveOutputTensor":true})");
   REQUIRE(!e);
   CHECK(e.error().message.find("GGUF output") != std::string::npos);
+}
+
+namespace {
+
+// The quantize.imatrix.* KVs of a GGUF, as "key=value" lines in file order.
+std::string imatrix_kvs(const std::vector<uint8_t>& file) {
+  FileSet set;
+  set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));
+  auto m = open_model(set, {});
+  REQUIRE(m);
+  std::string out;
+  for (const auto& [key, v] : static_cast<const GgufState&>(*m->format_state).header.kv) {
+    if (key.rfind("quantize.imatrix.", 0) != 0) continue;
+    out += key + "=" + (v.type == GgufType::STRING ? v.str : std::string(gguf_type_name(v.type)) + ":" + std::to_string(v.u)) + "\n";
+  }
+  return out;
+}
+
+void check_same_tensors(const std::vector<uint8_t>& want_file, const std::vector<uint8_t>& got_file) {
+  uint64_t want_ft = 0, got_ft = 0;
+  const auto want = tensors_of(want_file, &want_ft);
+  const auto got = tensors_of(got_file, &got_ft);
+  CHECK(got_ft == want_ft);
+  REQUIRE(got.size() == want.size());
+  for (const auto& [name, w] : want) {
+    INFO(name);
+    REQUIRE(got.count(name) == 1);
+    CHECK(got.at(name).type == w.type);
+    CHECK(got.at(name).bytes == w.bytes);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("forget --to gguf --imatrix writes llama-quantize's tensors and KVs", "[forget][gguf][ftype][imatrix]") {
+  // llama-quantize --imatrix tiny.imatrix.gguf (README.md): the file name as given, the
+  // matrix's first dataset, its 22 entries and 4 chunks.
+  const std::string kvs = "quantize.imatrix.file=tiny.imatrix.gguf\nquantize.imatrix.dataset=tiny-calibration.txt\n"
+                          "quantize.imatrix.entries_count=UINT32:22\nquantize.imatrix.chunks_count=UINT32:4\n";
+  for (const char* scheme : {"IQ4_XS", "Q4_K_M", "IQ2_XS"}) {
+    DYNAMIC_SECTION(scheme) {
+      const auto want = read_file(fixture_path(std::string("gguf_ftype/tiny-imatrix-") + scheme + ".gguf"));
+      const auto got = forget(R"({"to":"gguf","scheme":")" + std::string(scheme) + R"(","imatrix":"tiny.imatrix.gguf"})", kInput,
+                              "gguf_ftype/tiny.imatrix.gguf");
+      check_same_tensors(want, got);
+      CHECK(imatrix_kvs(want) == kvs);
+      CHECK(imatrix_kvs(got) == kvs);
+    }
+  }
+  SECTION("the legacy .dat form gives the same tensors") {
+    const auto want = read_file(fixture_path("gguf_ftype/tiny-imatrix-IQ4_XS.gguf"));
+    const auto got = forget(R"({"to":"gguf","scheme":"IQ4_XS","imatrix":"tiny.imatrix.dat"})", kInput, "gguf_ftype/tiny.imatrix.dat");
+    check_same_tensors(want, got);
+    // llama-quantize on the .dat wrote these KVs (README.md): only the file name differs.
+    std::string dat_kvs = kvs;
+    dat_kvs.replace(dat_kvs.find("tiny.imatrix.gguf"), 17, "tiny.imatrix.dat");
+    CHECK(imatrix_kvs(got) == dat_kvs);
+  }
+  SECTION("an importance matrix changes the bytes") {  // else the cases above could pass without it
+    const auto plain = tensors_of(read_file(fixture_path("gguf_ftype/tiny-IQ4_XS.gguf")));
+    const auto with = tensors_of(read_file(fixture_path("gguf_ftype/tiny-imatrix-IQ4_XS.gguf")));
+    CHECK(plain.at("blk.0.ffn_up.weight").bytes != with.at("blk.0.ffn_up.weight").bytes);
+  }
+}
+
+TEST_CASE("forget --to gguf --imatrix refuses what llama-quantize refuses", "[forget][gguf][ftype][imatrix]") {
+  const auto file = read_file(fixture_path(kInput));
+  auto planned = [&](const std::string& request, const std::vector<uint8_t>* imatrix) {
+    Session s("");
+    s.add_file("tiny.gguf", file.size());
+    REQUIRE(feed(s, file, [&] { return s.parse(); }));
+    if (imatrix) REQUIRE(s.set_imatrix(*imatrix));
+    return s.plan_forget(request);
+  };
+  // IQ2_XS without a matrix: llama-quantize's "this quantization requires an importance matrix!"
+  auto e = planned(R"({"to":"gguf","scheme":"IQ2_XS"})", nullptr);
+  REQUIRE(!e);
+  CHECK(e.error().code == ErrorCode::invalid_argument);
+  CHECK(e.error().message.find("imatrix") != std::string::npos);
+  // The name without the bytes.
+  e = planned(R"({"to":"gguf","scheme":"IQ2_XS","imatrix":"x.dat"})", nullptr);
+  REQUIRE(!e);
+  // A matrix without entries for the layer weights: IQ2_XS bails out on the first one.
+  std::vector<uint8_t> other = {1, 0, 0, 0, 3, 0, 0, 0, 'a', '.', 'b', 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0x80, 0x3f};
+  e = planned(R"({"to":"gguf","scheme":"IQ2_XS","imatrix":"x.dat"})", &other);
+  REQUIRE(!e);
+  CHECK(e.error().message.find("missing importance matrix for tensor") != std::string::npos);
+  // An entry of the wrong size.
+  std::vector<uint8_t> wrong = {1, 0, 0, 0, 19, 0, 0, 0};
+  for (char c : std::string("blk.0.ffn_up.weight")) wrong.push_back(static_cast<uint8_t>(c));
+  for (uint8_t b : {1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0x80, 0x3f}) wrong.push_back(b);
+  e = planned(R"({"to":"gguf","scheme":"Q4_K_M","imatrix":"x.dat"})", &wrong);
+  REQUIRE(!e);
+  CHECK(e.error().message == "imatrix size 1 is different from tensor size 256 for blk.0.ffn_up.weight");
+  // A non-finite value (the same entry, its value NaN).
+  std::vector<uint8_t> nan = wrong;
+  nan[nan.size() - 2] = 0xc0;
+  nan[nan.size() - 1] = 0x7f;
+  e = planned(R"({"to":"gguf","scheme":"Q4_K_M","imatrix":"x.dat"})", &nan);
+  REQUIRE(!e);
+  CHECK(e.error().message.find("non-finite") != std::string::npos);
+  // Not for safetensors output.
+  e = planned(R"({"scheme":"nf4","imatrix":"x.dat"})", &other);
+  REQUIRE(!e);
+  CHECK(e.error().code == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("forget --to gguf --allow-requantize goes through F32 as llama-quantize", "[forget][gguf][ftype][requantize]") {
+  const std::string q4 = "gguf_ftype/tiny-Q4_K_M.gguf";
+  const auto file = read_file(fixture_path(q4));
+  Session s("");
+  s.add_file("tiny.gguf", file.size());
+  REQUIRE(feed(s, file, [&] { return s.parse(); }));
+  // llama-quantize: "requantizing from type q4_K is disabled" (at token_embd.weight).
+  auto e = s.plan_forget(R"({"to":"gguf","scheme":"Q3_K_M"})");
+  REQUIRE(!e);
+  CHECK(e.error().code == ErrorCode::invalid_argument);
+  CHECK(e.error().message.find("requantizing from type") != std::string::npos);
+  CHECK(e.error().message.find("--allow-requantize (npm: allowRequantize)") != std::string::npos);
+  // With it: llama-quantize --allow-requantize's output, Q5_0 and Q6_K tensors it kept as they were included.
+  check_same_tensors(read_file(fixture_path("gguf_ftype/tiny-Q4_K_M-requant-Q3_K_M.gguf")),
+                     forget(R"({"to":"gguf","scheme":"Q3_K_M","allowRequantize":true})", q4));
 }

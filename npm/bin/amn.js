@@ -149,7 +149,9 @@ async function runConvert(M, cmd) {
         result = await model.forget({
           scheme: req.scheme ?? undefined, to: req.to, pure: req.pure, ggufKv: req.ggufKv,
           outputTensorType: req.outputTensorType ?? undefined, tokenEmbeddingType: req.tokenEmbeddingType ?? undefined,
-          leaveOutputTensor: req.leaveOutputTensor,
+          leaveOutputTensor: req.leaveOutputTensor, allowRequantize: req.allowRequantize,
+          // --imatrix FILE: read from disk, named as given (the output's quantize.imatrix.file)
+          imatrix: req.imatrix ?? undefined,
           blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
           bits: req.bits ?? undefined, groupSize: req.groupSize ?? undefined,
           skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,
@@ -159,8 +161,8 @@ async function runConvert(M, cmd) {
         });
       } catch (err) {
         if (err instanceof AmnError && err.code === 'exists') check(M, M.outputRefusal('exists', target, ''));
-        // A reference that does not fit is a misuse, as in the native amn (exit 2).
-        if (like && err instanceof AmnError && err.code === 'invalid_argument') err.usage = true;
+        // A reference or an importance matrix that does not fit is a misuse, as in the native amn (exit 2).
+        if ((like || req.imatrix) && err instanceof AmnError && err.code === 'invalid_argument') err.usage = true;
         throw err;
       } finally {
         await like?.close();

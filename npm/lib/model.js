@@ -19,6 +19,26 @@ async function openFolderSink(path, options) {
   const { openFolder } = await import(/* @vite-ignore */ url);
   return openFolder(path, options);
 }
+// forget()'s importance matrix: its bytes and the name the output records
+// (quantize.imatrix.file, as llama-quantize records the path it was given): bytes
+// (Uint8Array, ArrayBuffer: `imatrixName`, default 'imatrix'), a Blob or File (its
+// name), or in Node a path or file: URL (read from disk, named as given).
+async function imatrixInput(imatrix, imatrixName) {
+  if (imatrix instanceof Uint8Array || imatrix instanceof ArrayBuffer) {
+    return { bytes: new Uint8Array(imatrix), name: imatrixName ?? 'imatrix' };
+  }
+  if (typeof Blob !== 'undefined' && imatrix instanceof Blob) {
+    return { bytes: new Uint8Array(await imatrix.arrayBuffer()), name: imatrixName ?? (imatrix.name || 'imatrix') };
+  }
+  const path = nodePath(imatrix);
+  if (path !== null) {
+    const url = new URL('./node-io.js', import.meta.url).href;
+    const { readNodeFile } = await import(/* @vite-ignore */ url);
+    return { bytes: await readNodeFile(path), name: imatrixName ?? String(path) };
+  }
+  throw new AmnError('invalid_argument', 'forget(): imatrix must be bytes (Uint8Array, ArrayBuffer), a Blob or File, or in Node a path');
+}
+
 const ARRAY_TYPES = {
   BF16: Uint16Array, F16: Uint16Array, F32: Float32Array, F64: Float64Array,
   I32: Int32Array, I64: BigInt64Array,
@@ -249,7 +269,8 @@ export class Model {
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
-  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, ggufKv,
+  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, imatrix, imatrixName,
+    allowRequantize = false, ggufKv,
     ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only, shards, maxShardSize, splitMaxSize,
     splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress,
     signal } = {}) {
@@ -263,8 +284,10 @@ export class Model {
       throw new AmnError('invalid_argument', 'forget(): pass either sink or openShard, not both');
     }
     const path = nodePath(sink);
+    const matrix = imatrix === undefined || imatrix === null ? null : await imatrixInput(imatrix, imatrixName);
     const request = {
       verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
+      imatrix: matrix ? matrix.name : null, allowRequantize,
       outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, bits: bits ?? null,
       groupSize: groupSize ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
@@ -276,6 +299,13 @@ export class Model {
     return this.#exclusive(async () => {
       throwIfAborted(signal);
       const s = this.#session;
+      if (matrix) {
+        const n = matrix.bytes.byteLength;
+        const p = this.#M._malloc(Math.max(n, 1)) >>> 0;  // the core frees it
+        if (p === 0) throw new AmnError('limit', `out of WASM memory allocating ${n} bytes`);
+        this.#M.HEAPU8.set(matrix.bytes, p);
+        check(s.setImatrix(p, n));
+      }
       if (like) {
         // The reference's scales are read through its own files (its session answers need_bytes).
         like.#assertOpen();

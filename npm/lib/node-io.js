@@ -268,3 +268,15 @@ export async function openNodeSink(sink, options) {
   if (sink && !isWritableStream(sink) && isNodeWritable(sink)) return writableSink(sink);
   return openCommonSink(sink, () => partsSink(toUint8Array));
 }
+
+// A whole (small) file from a path or file: URL, as the native CLI reads --imatrix: its
+// error lines name the path with the C library's wording.
+export async function readNodeFile(path) {
+  const p = path instanceof URL ? fileURLToPath(path) : String(path);
+  const { readFile } = await import('node:fs/promises');
+  try {
+    return new Uint8Array(await readFile(p));
+  } catch (err) {
+    throw new AmnError('io', `cannot open ${p}: ${strerror(err)}`, { cause: err });
+  }
+}

@@ -159,8 +159,21 @@ int run_forget(const amn::CommandLine& cmd) {
     if (!made) return made.error().code == amn::ErrorCode::invalid_argument ? usage(made.error()) : fail(made.error());
     like = std::shared_ptr<const amn::Forgetter>(std::move(made).value());
   }
-  auto plan = amn::plan_forget_request(local->model, req, amn::Surface::cli, like);
-  if (!plan && plan.error().code == amn::ErrorCode::invalid_argument && !req.like.empty()) return usage(plan.error());
+  std::shared_ptr<const amn::ImportanceMatrix> imatrix;
+  if (!req.imatrix.empty()) {
+    auto file = amn::MmapSource::open(req.imatrix);
+    if (!file) return fail(file.error());
+    auto bytes = (*file)->read(0, 0, (*file)->size());
+    if (!bytes) return fail(bytes.error());
+    auto parsed = amn::parse_imatrix(*bytes, cmd.open.limits);
+    if (!parsed) return fail(parsed.error());
+    imatrix = std::make_shared<const amn::ImportanceMatrix>(std::move(parsed).value());
+  }
+  auto plan = amn::plan_forget_request(local->model, req, amn::Surface::cli, like, imatrix);
+  // A --like REF that does not fit, or an --imatrix that does not fit the model: misuse.
+  if (!plan && plan.error().code == amn::ErrorCode::invalid_argument && (!req.like.empty() || !req.imatrix.empty())) {
+    return usage(plan.error());
+  }
   if (!plan) return fail(plan.error());
   auto target = amn::cli::output_target(*local, req, amn::Surface::cli);
   if (!target) return fail(target.error());

@@ -1,4 +1,5 @@
 #include "convert/plan.h"
+#include "convert/plan_blocks.h"
 
 #include <algorithm>
 #include <string_view>
@@ -376,8 +377,20 @@ Status plan_stored_tensor(const Model& model, const TensorRecord& t, std::option
   return {};
 }
 
+Status plan_stored_blocks(const Model& model, const TensorRecord& t, Plan& plan) {
+  AMN_TRY(check_plannable(model, t));
+  if (t.ggml_type == kNoGgmlType) add_tensor(model, t, std::nullopt, plan);
+  else add_block_copy(model, t, plan);
+  return {};
+}
+
 bool is_plain_record(const Model& model, const TensorRecord& t) {
   return t.size_known && t.block_type.empty() && !needs_gather(t) && swap_width_for(model, t) == 0;
+}
+
+bool is_plain_block_record(const Model& model, const TensorRecord& t) {
+  return t.size_known && !t.block_type.empty() && t.ggml_type != kNoGgmlType && !needs_gather(t) && !model.big_endian &&
+         !t.big_endian;
 }
 
 Result<Plan> plan_tensor(const Model& model, std::string_view name, std::optional<DType> to) {

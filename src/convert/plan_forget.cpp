@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "convert/plan_blocks.h"
 #include "convert/plan_gguf.h"
 #include "formats/safetensors/write.h"
 
@@ -86,7 +87,8 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
     }
     if (chosen) {
       std::string cannot = f.cannot_hold(t);
-      if (cannot.empty() && !is_plain_record(model, t)) {
+      // A ggml block record is read as it is stored (the forgetter said whether it can).
+      if (cannot.empty() && !is_plain_record(model, t) && !is_plain_block_record(model, t)) {
         cannot = "stored compressed, strided or big-endian (convert it to safetensors first)";
       }
       if (!cannot.empty()) {
@@ -112,7 +114,8 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
       out.entries[i].encoder = static_cast<int32_t>(plan.encoders.size());
       add_encoded(t, std::move(ops[next++]), plan);
     } else {
-      AMN_TRY(plan_stored_tensor(model, t, std::nullopt, plan));
+      if (options.convert.to == OutputFormat::gguf) AMN_TRY(plan_stored_blocks(model, t, plan));
+      else AMN_TRY(plan_stored_tensor(model, t, std::nullopt, plan));
       plan.tensor_files.resize(plan.tensors.size(), t.file);
     }
   }

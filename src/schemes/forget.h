@@ -12,6 +12,7 @@
 #include "core/encode_op.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "formats/gguf/imatrix.h"
 
 namespace amn {
 
@@ -38,6 +39,11 @@ struct ForgetSettings {
   // names; empty: the file type's choice) and --leave-output-tensor.
   std::string output_tensor_type, token_embedding_type;
   bool leave_output_tensor = false;
+  // --to gguf: llama-quantize's --imatrix: the file's name as given, and the matrix (null
+  // while a request is only checked: the name alone lets the types that need one pass).
+  std::string imatrix_file;
+  std::shared_ptr<const ImportanceMatrix> imatrix;
+  bool allow_requantize = false;  // --to gguf: llama-quantize's --allow-requantize
 };
 
 class Forgetter {

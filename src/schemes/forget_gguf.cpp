@@ -1,6 +1,7 @@
 #include "schemes/forget_gguf.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <string_view>
 #include <unordered_map>
@@ -46,9 +47,20 @@ size_t ggml_n_dims(const std::vector<uint64_t>& shape) {
 
 uint64_t row_length(const TensorRecord& t) { return t.shape.empty() ? 1 : t.shape.back(); }
 
+// The rows of one matrix: ne[1] (a 3-D tensor holds ne[2] of them, one per expert).
+uint64_t matrix_rows(const TensorRecord& t) { return t.shape.size() >= 2 ? t.shape[t.shape.size() - 2] : 1; }
+uint64_t expert_count(const TensorRecord& t) { return t.shape.size() >= 3 ? t.shape[t.shape.size() - 3] : 1; }
+
+bool is_token_embd(std::string_view name) { return name == "token_embd.weight" || name == "per_layer_token_embd.weight"; }
+
+// `imatrix`: the weights of every expert (ne[0] each, expert after expert), or null.
+// A source stored in a ggml block type (--allow-requantize) is dequantized to F32 first,
+// as llama-quantize's llama_tensor_dequantize_impl does.
 class GgufOp final : public EncodeOp {
  public:
-  GgufOp(const TensorRecord& t, GgmlType type) : type_(type), cols_(row_length(t)) {
+  GgufOp(const TensorRecord& t, GgmlType type, std::shared_ptr<const ImportanceMatrix> matrix, const std::vector<float>* imatrix)
+      : type_(type), source_type_(t.block_type.empty() ? kNoGgmlType : t.ggml_type), cols_(row_length(t)),
+        matrix_rows_(matrix_rows(t)), matrix_(std::move(matrix)), imatrix_(imatrix) {
     const GgmlTraits& info = *ggml_traits(type);
     rows_ = cols_ ? t.elements / cols_ : 0;
     row_bytes_ = cols_ / info.block_elements * info.block_bytes;
@@ -64,9 +76,22 @@ class GgufOp final : public EncodeOp {
     const uint64_t r0 = begin / row_bytes_, r1 = end / row_bytes_;
     const uint64_t n = (r1 - r0) * cols_;
     std::vector<float> values(n), back(n);
-    load_f32(source, from, r0 * cols_, n, values.data());
-    const size_t wrote = quantize_ggml(type_, values.data(), out, static_cast<int64_t>(r1 - r0),
-                                       static_cast<int64_t>(cols_), nullptr);
+    if (source_type_ != kNoGgmlType) {
+      const GgmlTraits& from_info = *ggml_traits(source_type_);
+      const uint64_t from_row = cols_ / from_info.block_elements * from_info.block_bytes;
+      dequantize_ggml(source_type_, source.data() + r0 * from_row, values.data(), n / from_info.block_elements);
+    } else {
+      load_f32(source, from, r0 * cols_, n, values.data());
+    }
+    // llama-quantize quantizes expert by expert, each with its own part of the matrix.
+    size_t wrote = 0;
+    for (uint64_t r = r0; r < r1;) {
+      const uint64_t expert = r / matrix_rows_, end = std::min(r1, (expert + 1) * matrix_rows_);
+      const float* weights = imatrix_ ? imatrix_->data() + expert * cols_ : nullptr;
+      wrote += quantize_ggml(type_, values.data() + (r - r0) * cols_, out + (r - r0) * row_bytes_, static_cast<int64_t>(end - r),
+                             static_cast<int64_t>(cols_), weights);
+      r = end;
+    }
     if (wrote != (r1 - r0) * row_bytes_) {
       return make_error(ErrorCode::internal, "the " + std::string(ggml_traits(type_)->name) + " encoder wrote " +
                                                  std::to_string(wrote) + " bytes");
@@ -85,8 +110,10 @@ class GgufOp final : public EncodeOp {
   }
 
  private:
-  GgmlType type_;
-  uint64_t cols_, rows_ = 0, row_bytes_ = 0;
+  GgmlType type_, source_type_;
+  uint64_t cols_, matrix_rows_, rows_ = 0, row_bytes_ = 0;
+  std::shared_ptr<const ImportanceMatrix> matrix_;  // keeps imatrix_ alive
+  const std::vector<float>* imatrix_;
   std::vector<TensorSpec> specs_;
   mutable SumsByPiece sums_;
 };
@@ -153,7 +180,11 @@ Result<GgufMixModel> mix_model(const Model& model) {
 
 class GgufForgetter final : public Forgetter {
  public:
-  GgufForgetter(GgufMixSettings settings, GgmlType pure_type) : settings_(std::move(settings)), pure_type_(pure_type) {
+  GgufForgetter(GgufMixSettings settings, GgmlType pure_type, std::shared_ptr<const ImportanceMatrix> imatrix, bool allow_requantize)
+      : settings_(std::move(settings)), pure_type_(pure_type), imatrix_(std::move(imatrix)), allow_requantize_(allow_requantize) {
+    // An importance matrix without entries is none (llama-quantize passes no matrix on).
+    if (imatrix_ && imatrix_->entries.empty()) imatrix_.reset();
+    settings_.has_imatrix = imatrix_ != nullptr;
     // --pure with a ggml type: a row of its own (the ftype is not read: no mix, no refusal).
     if (pure_type_ != kNoGgmlType) {
       pure_row_ = GgufFileTypeRow{ggml_traits(pure_type_)->name, 0, pure_type_};
@@ -180,11 +211,10 @@ class GgufForgetter final : public Forgetter {
     }
     AMN_ASSIGN(auto choices, gguf_mix_types(settings_, m, tensors));
     for (size_t i = 0; i < tensors.size(); ++i) {
-      if (choices[i].requires_imatrix && pure_type_ == kNoGgmlType) {
-        return make_error(ErrorCode::unsupported,
-                          std::string(settings_.file_type->name) + " needs an importance matrix (llama-quantize refuses without one: '" +
-                              model.tensors[i].name + "' would be " + std::string(ggml_traits(*choices[i].type)->name) +
-                              "), which amn does not read yet");
+      if (choices[i].requires_imatrix && pure_type_ == kNoGgmlType && !imatrix_) {
+        return make_error(ErrorCode::invalid_argument,
+                          "imatrix: " + std::string(settings_.file_type->name) + " needs an importance matrix (llama-quantize refuses without one: '" +
+                              model.tensors[i].name + "' would be " + std::string(ggml_traits(*choices[i].type)->name) + ")");
       }
       chosen_.emplace(model.tensors[i].name, choices[i].type);
     }
@@ -197,15 +227,20 @@ class GgufForgetter final : public Forgetter {
     if (!why.empty()) return why;
     const auto type = type_of(t);
     if (!type) return "--leave-output-tensor";
-    if (*type != kNoGgmlType && t.dtype == ggml_traits(*type)->dtype && t.block_type.empty()) {
+    // llama-quantize copies a tensor already of the type it chose (no requantizing).
+    if (*type != kNoGgmlType && ((t.dtype == ggml_traits(*type)->dtype && t.block_type.empty()) ||
+                                 (!t.block_type.empty() && t.ggml_type == *type))) {
       return "already " + std::string(ggml_traits(*type)->name);
     }
     return {};
   }
 
   std::string cannot_hold(const TensorRecord& t) const override {
-    if (!is_forgettable_dtype(t.dtype) || !t.block_type.empty()) {
-      return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16 or F32)";
+    // A ggml block type is read through F32 (--allow-requantize; encode_chosen refuses
+    // without it, as llama-quantize does).
+    const bool dequantizable = !t.block_type.empty() && t.ggml_type != kNoGgmlType && ggml_can_dequantize(t.ggml_type);
+    if (!dequantizable && (!is_forgettable_dtype(t.dtype) || !t.block_type.empty())) {
+      return "stored as " + std::string(stored_type_name(t)) + " (forget reads F16, BF16, F32 or a ggml block type)";
     }
     if (t.elements == 0) return "it has no elements";
     const auto to = type_of(t);
@@ -221,14 +256,58 @@ class GgufForgetter final : public Forgetter {
     if (!ggml_can_quantize(*to)) {
       return "it would be " + std::string(info.name) + ", which amn cannot write yet";
     }
-    if (ggml_quantize_requires_imatrix(*to)) {
-      return "it would be " + std::string(info.name) + ", which needs an importance matrix (not read yet)";
+    if (ggml_quantize_requires_imatrix(*to) && !imatrix_) {
+      return "it would be " + std::string(info.name) + ", which needs an importance matrix";
     }
     return {};
   }
 
   std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const override {
-    return std::make_shared<GgufOp>(t, type_of(t).value_or(GgmlType::F16));
+    return std::make_shared<GgufOp>(t, type_of(t).value_or(GgmlType::F16), nullptr, nullptr);
+  }
+
+  // Each tensor's importance matrix entry, found and checked as llama-quantize's main loop
+  // does, and its refusals: requantizing without --allow-requantize, an entry of the wrong
+  // size, a very low-bit type without an entry.
+  Result<std::vector<std::shared_ptr<const EncodeOp>>> encode_chosen(const Model& model,
+                                                                     std::span<const TensorRecord* const> chosen) const override {
+    (void)model;
+    std::vector<std::shared_ptr<const EncodeOp>> ops;
+    for (const TensorRecord* t : chosen) {
+      const GgmlType type = type_of(*t).value_or(GgmlType::F16);
+      if (!t->block_type.empty() && !allow_requantize_) {
+        // Named both ways: npx amn reports it through the npm API, and both CLIs print the same line.
+        return make_error(ErrorCode::invalid_argument, "requantizing from type " + t->block_type + " is disabled ('" + t->name +
+                                                           "' would be " + std::string(ggml_traits(type)->name) +
+                                                           "): --allow-requantize (npm: allowRequantize) lets it go through F32, as llama-quantize's option");
+      }
+      const std::vector<float>* weights = nullptr;
+      if (imatrix_) {
+        const auto it = imatrix_->entries.find(t->name);
+        const uint64_t want = row_length(*t) * expert_count(*t);
+        if (it != imatrix_->entries.end()) {
+          if (it->second.size() == want) {
+            weights = &it->second;
+          } else if (!is_token_embd(t->name)) {  // llama-quantize lets token_embd go without
+            return make_error(ErrorCode::invalid_argument, "imatrix size " + std::to_string(it->second.size()) +
+                                                               " is different from tensor size " + std::to_string(want) + " for " + t->name);
+          }
+        }
+        if (weights && t->shape.size() > 3 && t->shape[t->shape.size() - 4] > 1) {
+          return make_error(ErrorCode::unsupported, "'" + t->name + "' is 4-D: llama-quantize's per-expert importance matrix covers 3-D tensors only");
+        }
+      }
+      if (!weights && imatrix_ && pure_type_ == kNoGgmlType && gguf_tensor_requires_imatrix(t->name, type, settings_.file_type->ftype)) {
+        return make_error(ErrorCode::invalid_argument, "missing importance matrix for tensor " + t->name +
+                                                           " in a very low-bit quantization (llama-quantize bails out: the result would be garbage)");
+      }
+      if (!weights && ggml_quantize_requires_imatrix(type)) {  // ggml asserts: no output without one
+        return make_error(ErrorCode::invalid_argument, "'" + t->name + "' would be " + std::string(ggml_traits(type)->name) +
+                                                           ", which ggml makes only with an importance matrix, and the matrix has no entry for it");
+      }
+      ops.push_back(std::make_shared<GgufOp>(*t, type, imatrix_, weights));
+    }
+    return ops;
   }
   // GGUF has no quantization_config: the types are in each tensor's info.
   std::string quantization_config_json() const override { return "null"; }
@@ -251,15 +330,16 @@ class GgufForgetter final : public Forgetter {
   GgmlType pure_type_;  // --pure with a ggml type: that type; else kNoGgmlType (the file type's mix)
   bool prepared_ = false;
   std::unordered_map<std::string, std::optional<GgmlType>> chosen_;
+  std::shared_ptr<const ImportanceMatrix> imatrix_;
+  bool allow_requantize_;
 };
 
 }  // namespace
 
 std::vector<std::string_view> gguf_forget_types() {
   std::vector<std::string_view> out;
-  // Not yet the types that need an importance matrix: forget reads none yet.
   for (const GgmlTraits& t : kGgmlTraits) {
-    if (ggml_can_quantize(t.type) && !ggml_quantize_requires_imatrix(t.type)) out.push_back(t.name);
+    if (ggml_can_quantize(t.type)) out.push_back(t.name);
   }
   return out;
 }
@@ -282,16 +362,16 @@ std::optional<GgufFileType> gguf_file_type(std::string_view name) {
 
 namespace {
 
-Result<std::optional<GgmlType>> option_type(const std::string& name, std::string_view option) {
+Result<std::optional<GgmlType>> option_type(const std::string& name, std::string_view option, bool has_imatrix) {
   if (name.empty()) return std::optional<GgmlType>();
   const auto t = ggml_type_from_name(name);
   if (!t) return make_error(ErrorCode::invalid_argument, std::string(option) + ": '" + name + "' is not a ggml type");
   if (!ggml_can_quantize(*t)) {
     return make_error(ErrorCode::unsupported, std::string(option) + ": amn cannot write " + std::string(ggml_traits(*t)->name) + " yet");
   }
-  if (ggml_quantize_requires_imatrix(*t)) {
-    return make_error(ErrorCode::unsupported,
-                      std::string(option) + ": " + std::string(ggml_traits(*t)->name) + " needs an importance matrix, which amn does not read yet");
+  if (ggml_quantize_requires_imatrix(*t) && !has_imatrix) {
+    return make_error(ErrorCode::invalid_argument,
+                      std::string(option) + ": " + std::string(ggml_traits(*t)->name) + " needs an importance matrix (imatrix)");
   }
   return std::optional<GgmlType>(*t);
 }
@@ -302,11 +382,26 @@ Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) 
   if (s.blocksize || s.double_quant) {
     return make_error(ErrorCode::invalid_argument, "GGUF types have no blocksize or double quantization (bitsandbytes 4-bit only)");
   }
+  if (!s.gguf && (!s.imatrix_file.empty() || s.allow_requantize)) {
+    return make_error(ErrorCode::invalid_argument, "an importance matrix and requantizing are for GGUF output");
+  }
+  // llama-quantize refuses a matrix with a NaN or an infinity before it quantizes anything.
+  if (s.imatrix) {
+    for (const auto& [name, values] : s.imatrix->entries) {
+      for (float v : values) {
+        if (!std::isfinite(v)) {
+          return make_error(ErrorCode::invalid_argument, "imatrix: the importance matrix has a non-finite value (" +
+                                                             std::to_string(v) + ") for '" + name + "' (llama-quantize refuses it)");
+        }
+      }
+    }
+  }
+  const bool has_imatrix = !s.imatrix_file.empty();  // the matrix itself may come later (a request only checked)
   GgufMixSettings mix;
   mix.pure = s.pure;
   mix.quantize_output = !s.leave_output_tensor;
-  AMN_ASSIGN(mix.output_type, option_type(s.output_tensor_type, "outputTensorType"));
-  AMN_ASSIGN(mix.token_embd_type, option_type(s.token_embedding_type, "tokenEmbeddingType"));
+  AMN_ASSIGN(mix.output_type, option_type(s.output_tensor_type, "outputTensorType", has_imatrix));
+  AMN_ASSIGN(mix.token_embd_type, option_type(s.token_embedding_type, "tokenEmbeddingType", has_imatrix));
   // Names as llama-quantize's table takes them (Q4_K is its Q4_K_M); with --pure a ggml
   // type name is that type on every tensor, and a name only ggml has (MXFP4, NVFP4) is
   // always written pure: llama-quantize has no file type of it.
@@ -318,8 +413,10 @@ Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) 
   }
   if (type && (s.pure || !row)) {
     const std::string name(ggml_traits(*type)->name);
-    if (ggml_quantize_requires_imatrix(*type)) {
-      return make_error(ErrorCode::unsupported, name + " needs an importance matrix, which amn does not read yet");
+    // With --pure, the types ggml cannot make without a matrix (the other IQ types are
+    // written as ggml writes them without one: docs/cli.md).
+    if (ggml_quantize_requires_imatrix(*type) && !has_imatrix) {
+      return make_error(ErrorCode::invalid_argument, "imatrix: " + name + " needs an importance matrix (ggml makes it only with one)");
     }
     if (!ggml_can_quantize(*type)) {
       if (!ggml_traits(*type)->quantized) {
@@ -328,19 +425,18 @@ Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) 
       return make_error(ErrorCode::unsupported, "GGUF type " + name + " has no encoder in amn yet (" + gguf_forget_type_names() + " have)");
     }
     mix.pure = true;
-    return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(mix, *type));
+    return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(mix, *type, s.imatrix, s.allow_requantize));
   }
-  if (gguf_file_type_needs_imatrix(*row)) {
-    return make_error(ErrorCode::unsupported, std::string(row->name) + " needs an importance matrix (llama-quantize refuses " +
-                                                  std::string(ggml_traits(row->default_type)->name) +
-                                                  " layer weights without one), which amn does not read yet");
+  if (gguf_file_type_needs_imatrix(*row) && !has_imatrix) {
+    return make_error(ErrorCode::invalid_argument, "imatrix: " + std::string(row->name) + " needs an importance matrix (llama-quantize refuses " +
+                                                       std::string(ggml_traits(row->default_type)->name) + " layer weights without one)");
   }
   if (!ggml_can_quantize(row->default_type)) {
     return make_error(ErrorCode::unsupported, std::string(row->name) + " writes " + std::string(ggml_traits(row->default_type)->name) +
                                                   ", which amn has no encoder for yet");
   }
   mix.file_type = row;
-  return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(mix, kNoGgmlType));
+  return std::unique_ptr<Forgetter>(std::make_unique<GgufForgetter>(mix, kNoGgmlType, s.imatrix, s.allow_requantize));
 }
 
 }  // namespace amn

@@ -253,6 +253,10 @@ const GgufFileTypeRow* gguf_file_type_row(std::string_view name) {
   return nullptr;
 }
 
+bool gguf_tensor_requires_imatrix(std::string_view name, GgmlType type, uint32_t ftype) {
+  return requires_imatrix(name, type, ftype);
+}
+
 bool gguf_file_type_needs_imatrix(const GgufFileTypeRow& row) {
   return requires_imatrix("blk.0.ffn_up.weight", row.default_type, row.ftype);
 }

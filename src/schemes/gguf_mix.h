@@ -31,6 +31,9 @@ std::string gguf_file_type_names();  // "Q1_0, Q2_0, Q4_0, ..." in the table's o
 // True when the file type's default type is one llama-quantize's tensor_requires_imatrix
 // refuses without an importance matrix (every layer weight would need one).
 bool gguf_file_type_needs_imatrix(const GgufFileTypeRow& row);
+// llama-quantize's tensor_requires_imatrix: `name` written as `type` in file type `ftype`
+// (0 for --pure with a ggml type) needs an importance matrix entry.
+bool gguf_tensor_requires_imatrix(std::string_view name, GgmlType type, uint32_t ftype);
 
 // What llama_tensor_get_type reads of the model (llama_hparams, llama_model::type).
 struct GgufMixModel {

@@ -80,11 +80,11 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 
 struct Raw {
   std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, bits, group_size, like,
-      output_tensor_type, token_embedding_type;
+      output_tensor_type, token_embedding_type, imatrix;
   std::vector<std::string> gguf_kv, skip, only, tensors;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
        strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false,
-       dequantized = false;
+       dequantized = false, allow_requantize = false;
   std::string limits[4];
 };
 
@@ -169,6 +169,8 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     r.output_tensor_type = raw.output_tensor_type;
     r.token_embedding_type = raw.token_embedding_type;
     r.leave_output_tensor = raw.leave_output_tensor;
+    r.imatrix = raw.imatrix;
+    r.allow_requantize = raw.allow_requantize;
     AMN_TRY(forget_settings(r, Surface::cli));
   }
   r.gguf_kv = raw.gguf_kv;
@@ -237,6 +239,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[4], OptionId::output_tensor_type, raw.output_tensor_type);
   add(verbs[4], OptionId::token_embedding_type, raw.token_embedding_type);
   add_flag(verbs[4], OptionId::leave_output_tensor, raw.leave_output_tensor);
+  add(verbs[4], OptionId::imatrix, raw.imatrix);
+  add_flag(verbs[4], OptionId::allow_requantize, raw.allow_requantize);
   add(verbs[4], OptionId::gguf_kv, raw.gguf_kv);
   add(verbs[4], OptionId::output, raw.output);
   add(verbs[4], OptionId::blocksize, raw.blocksize);

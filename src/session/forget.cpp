@@ -69,9 +69,40 @@ void pretty(std::string& out, simdjson::dom::element v, int depth) {
 
 }  // namespace
 
+namespace {
+
+GgufValue gguf_u32(uint32_t v) {
+  GgufValue g;
+  g.type = GgufType::UINT32;
+  g.u = v;
+  return g;
+}
+
+GgufValue gguf_string(std::string_view text) {
+  GgufValue g;
+  g.type = GgufType::STRING;
+  g.str = std::string(text.substr(0, 127));  // llama-quantize's strncpy into a 128-byte override
+  return g;
+}
+
+// The KVs llama-quantize's main() adds as overrides when it has an importance matrix.
+std::vector<GgufKv> imatrix_kv(const ConvertRequest& request, const ImportanceMatrix& m) {
+  std::vector<GgufKv> kv{{"quantize.imatrix.file", gguf_string(request.imatrix)}};
+  if (!m.datasets.empty()) kv.push_back({"quantize.imatrix.dataset", gguf_string(m.datasets[0])});
+  kv.push_back({"quantize.imatrix.entries_count", gguf_u32(static_cast<uint32_t>(m.entries.size()))});
+  if (m.chunk_count > 0) kv.push_back({"quantize.imatrix.chunks_count", gguf_u32(static_cast<uint32_t>(m.chunk_count))});
+  return kv;
+}
+
+}  // namespace
+
 Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface,
-                                       std::shared_ptr<const Forgetter> like) {
+                                       std::shared_ptr<const Forgetter> like, std::shared_ptr<const ImportanceMatrix> imatrix) {
   AMN_ASSIGN(auto settings, forget_settings(request, surface));
+  if (!request.imatrix.empty() && !imatrix) {
+    return make_error(ErrorCode::invalid_argument, option_name(OptionId::imatrix, surface) + ": the importance matrix file was not read");
+  }
+  settings.imatrix = imatrix;
   ForgetOptions options;
   if (!request.like.empty()) {
     if (!like) return make_error(ErrorCode::unsupported, option_name(OptionId::like, surface) + " is not available here yet");
@@ -79,7 +110,7 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
     options.forgetter = std::move(like);
   } else {
     AMN_ASSIGN(auto forgetter, make_forgetter(settings));
-    AMN_TRY(forgetter->prepare(model));
+    if (auto prepared = forgetter->prepare(model); !prepared) return option_spelled(std::move(prepared).error(), surface);
     options.forgetter = std::shared_ptr<const Forgetter>(std::move(forgetter));
   }
   options.skip = request.skip;
@@ -88,20 +119,17 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   if (request.to == OutputFormat::gguf) {
     AMN_ASSIGN(options.convert, convert_options(request));
     // llama-quantize's own KVs first, so the request's may still replace them.
+    std::vector<GgufKv> kv;
     if (auto ft = gguf_file_type(request.scheme)) {
-      auto u32 = [](uint32_t v) {
-        GgufValue g;
-        g.type = GgufType::UINT32;
-        g.u = v;
-        return g;
-      };
-      std::vector<GgufKv> kv{{"general.quantization_version", u32(ft->quantization_version)},
-                             {"general.file_type", u32(ft->file_type)}};
-      merge_gguf_kv(kv, std::move(options.convert.gguf_kv));
-      options.convert.gguf_kv = std::move(kv);
+      kv = {{"general.quantization_version", gguf_u32(ft->quantization_version)}, {"general.file_type", gguf_u32(ft->file_type)}};
     }
+    if (imatrix && !imatrix->entries.empty()) merge_gguf_kv(kv, imatrix_kv(request, *imatrix));
+    merge_gguf_kv(kv, std::move(options.convert.gguf_kv));
+    options.convert.gguf_kv = std::move(kv);
   }
-  return plan_forget(model, options);
+  auto plan = plan_forget(model, options);
+  if (!plan) return option_spelled(std::move(plan).error(), surface);
+  return plan;
 }
 
 Result<ShardedPlan> forget_output_files(const ForgetPlan& plan, const ConvertRequest& request, std::string_view folder) {

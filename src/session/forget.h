@@ -12,9 +12,11 @@
 namespace amn {
 
 // `like`: the forgetter made from request.like's model (schemes/forget_like.h), which the
-// surface opened; required when request.like is set.
+// surface opened; required when request.like is set. `imatrix`: request.imatrix's file,
+// parsed (parse_imatrix), which the surface read; required when request.imatrix is set.
 Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface,
-                                       std::shared_ptr<const Forgetter> like = nullptr);
+                                       std::shared_ptr<const Forgetter> like = nullptr,
+                                       std::shared_ptr<const ImportanceMatrix> imatrix = nullptr);
 
 // The input's config.json with "quantization_config" set to the forgetter's, as
 // transformers' save_pretrained writes a config (json.dumps(indent=2, sort_keys=True) and

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 35> kOptions = {{
+const std::array<OptionRow, 37> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -91,6 +91,11 @@ const std::array<OptionRow, 35> kOptions = {{
      "--to gguf: a folder of split files of at most this size of tensors each, as gguf-split (2G, 500M, bytes)", kAny},
     {OptionId::split_max_tensors, "splitMaxTensors", "--split-max-tensors", "N",
      "--to gguf: a folder of split files of at most N tensors each, as gguf-split", kAny},
+    {OptionId::imatrix, "imatrix", "--imatrix", "FILE",
+     "--to gguf: llama.cpp's importance matrix (llama-imatrix's GGUF or legacy .dat), as llama-quantize's option; "
+     "IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, IQ3_XXS and Q2_K_S need one", kAny},
+    {OptionId::allow_requantize, "allowRequantize", "--allow-requantize", "",
+     "--to gguf: quantize tensors that are already quantized (through F32), as llama-quantize's option", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -305,6 +310,13 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       const OptionId id = key == "outputTensorType" ? OptionId::output_tensor_type : OptionId::token_embedding_type;
       if (kv.value.get_string().get(text)) return bad(option_name(id, surface) + " must be a ggml type name");
       (id == OptionId::output_tensor_type ? r.output_tensor_type : r.token_embedding_type) = std::string(text);
+    } else if (key == "imatrix") {
+      if (kv.value.get_string().get(text) || text.empty()) {
+        return bad(option_name(OptionId::imatrix, surface) + " must be the importance matrix file's name");
+      }
+      r.imatrix = std::string(text);
+    } else if (key == "allowRequantize") {
+      AMN_TRY(as_bool(OptionId::allow_requantize, r.allow_requantize));
     } else if (key == "reuseScales") {
       AMN_TRY(as_bool(OptionId::reuse_scales, r.reuse_scales));
     } else if (key == "like") {
@@ -382,9 +394,18 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("pure").value(r.pure).key("leaveOutputTensor").value(r.leave_output_tensor);
     w.key("outputTensorType").string_or_null(r.output_tensor_type);
     w.key("tokenEmbeddingType").string_or_null(r.token_embedding_type);
+    w.key("imatrix").string_or_null(r.imatrix).key("allowRequantize").value(r.allow_requantize);
   }
   w.end_object();
   return w.take();
+}
+
+Error option_spelled(Error e, Surface surface) {
+  for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type, OptionId::imatrix, OptionId::allow_requantize}) {
+    const std::string key(option_row(id).api_key);
+    if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
+  }
+  return e;
 }
 
 Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface) {
@@ -404,7 +425,10 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   s.output_tensor_type = r.output_tensor_type;
   s.token_embedding_type = r.token_embedding_type;
   s.leave_output_tensor = r.leave_output_tensor;
-  for (auto [given, id] : {std::pair{r.pure, OptionId::pure}, std::pair{!r.output_tensor_type.empty(), OptionId::output_tensor_type},
+  s.imatrix_file = r.imatrix;
+  s.allow_requantize = r.allow_requantize;
+  for (auto [given, id] : {std::pair{r.pure, OptionId::pure}, std::pair{!r.imatrix.empty(), OptionId::imatrix},
+                           std::pair{r.allow_requantize, OptionId::allow_requantize}, std::pair{!r.output_tensor_type.empty(), OptionId::output_tensor_type},
                            std::pair{!r.token_embedding_type.empty(), OptionId::token_embedding_type},
                            std::pair{r.leave_output_tensor, OptionId::leave_output_tensor}}) {
     if (given && !s.gguf) {
@@ -446,11 +470,7 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
     } else if (e.message.rfind("group size", 0) == 0) {
       e.message = option_name(OptionId::group_size, surface) + e.message.substr(10);
     }
-    for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type}) {
-      const std::string key(option_row(id).api_key);
-      if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
-    }
-    return e;
+    return option_spelled(std::move(e), surface);
   }
   return s;
 }

@@ -31,7 +31,7 @@ enum class OptionId : uint8_t {
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
-  split_max_tensors,
+  split_max_tensors, imatrix, allow_requantize,
 };
 
 struct OptionRow {
@@ -84,7 +84,16 @@ struct ConvertRequest {
   // names; empty: the file type's choice) and --leave-output-tensor.
   std::string output_tensor_type, token_embedding_type;
   bool leave_output_tensor = false;
+  // to gguf: llama-quantize's --imatrix FILE (the name as given: the output's
+  // quantize.imatrix.file; its bytes reach the session apart from the request) and
+  // --allow-requantize.
+  std::string imatrix;
+  bool allow_requantize = false;
 };
+
+// A scheme's message that starts with an option's API key ("imatrix: ...") with the key
+// as `surface` spells it ("--imatrix: ...").
+Error option_spelled(Error e, Surface surface);
 
 // forget: the request's scheme settings; an error names the option as `surface` spells it.
 Result<ForgetSettings> forget_settings(const ConvertRequest& request, Surface surface);
@@ -104,7 +113,8 @@ Status check_shard_request(const ConvertRequest& request, Surface surface);
 // or "2G"), "splitMaxTensors", "ggufKv" [..],
 // "ggufMetadata" (text or object), "output", "force", "sync", "quiet"; forget: "scheme",
 // "blocksize", "doubleQuant", "skip" [globs], "only" [globs], "strict", "pure",
-// "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor"}. Unknown keys
+// "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor", "imatrix" (the
+// importance matrix file's name), "allowRequantize"}. Unknown keys
 // are refused; null means "not given".
 Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface);
 std::string convert_request_json(const ConvertRequest& request);

@@ -98,10 +98,18 @@ Status Session::plan_forget(std::string_view request_json, Session* like, std::s
     AMN_ASSIGN(auto made, make_like_forgetter(*like->model_, like->files_, request.reuse_scales, request.scheme));
     reference = std::shared_ptr<const Forgetter>(std::move(made));
   }
-  AMN_ASSIGN(auto plan, plan_forget_request(*model_, request, Surface::api, reference));
+  AMN_ASSIGN(auto plan, plan_forget_request(*model_, request, Surface::api, reference,
+                                            request.imatrix.empty() ? nullptr : imatrix_));
   clear_plans();
   forget_ = std::move(plan);
   if (layout.folder) forget_folder_ = std::move(request);
+  return {};
+}
+
+Status Session::set_imatrix(std::span<const uint8_t> bytes) {
+  if (bad_limits_) return *bad_limits_;
+  AMN_ASSIGN(auto parsed, parse_imatrix(bytes, limits_));
+  imatrix_ = std::make_shared<const ImportanceMatrix>(std::move(parsed));
   return {};
 }
 

@@ -53,6 +53,9 @@ class Session {
   // request, `like` is the session of the reference model (opened apart): its scales are
   // read through its files (need_bytes names its files).
   Status plan_forget(std::string_view request_json, Session* like = nullptr, std::string_view destination = "path");
+  // With "imatrix" in a forget request: the importance matrix file's bytes, parsed here
+  // (formats/gguf/imatrix.h) within the session's limits, before plan_forget.
+  Status set_imatrix(std::span<const uint8_t> bytes);
   size_t prepare_count() const;
   Status run_prepare(size_t i);
   Status finish_prepared();
@@ -132,6 +135,7 @@ class Session {
   std::optional<DiffRun> diff_;
   std::optional<ForgetPlan> forget_;   // a forget's plan (plans_: its files, once prepared, for a folder)
   std::optional<ConvertRequest> forget_folder_;  // a forget into a folder: its request
+  std::shared_ptr<const ImportanceMatrix> imatrix_;  // set_imatrix's
   std::vector<std::string> shard_names_;  // empty unless sharded
   std::string index_json_;
   uint64_t total_size_ = 0;

@@ -92,13 +92,16 @@ std::string forget_schemes_json() {
   // The ggml types forget writes to GGUF (schemes/forget_gguf.h), marked with their target.
   for (std::string_view type : gguf_forget_types()) {
     w.begin_object().key("name").value(type).key("producer").value("ggml_quantize_chunk (GGUF, llama-quantize --pure)");
-    w.key("available").value(true).key("to").value("gguf").key("pure").value(true).end_object();
+    w.key("available").value(true).key("to").value("gguf").key("pure").value(true);
+    // ggml makes it only with an importance matrix (--imatrix, the npm API's imatrix)
+    w.key("imatrix").value(ggml_quantize_requires_imatrix(*ggml_type_from_name(type))).end_object();
   }
   // llama-quantize's file types that are no ggml type's name (schemes/gguf_mix.h).
   for (const GgufFileTypeRow& row : gguf_file_type_rows()) {
     if (ggml_type_from_name(row.name)) continue;
     w.begin_object().key("name").value(row.name).key("producer").value("llama-quantize's file type (GGUF)");
-    w.key("available").value(ggml_can_quantize(row.default_type)).key("to").value("gguf").end_object();
+    w.key("available").value(ggml_can_quantize(row.default_type)).key("to").value("gguf");
+    w.key("imatrix").value(gguf_file_type_needs_imatrix(row)).end_object();  // llama-quantize refuses it without one
   }
   return w.end_array().take();
 }

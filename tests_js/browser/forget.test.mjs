@@ -80,3 +80,37 @@ test('forget to GGUF Q4_K in the page: a .gguf download holding ggml\'s blocks',
     assert.match(await page.textContent('#lethe-summary'), /1 of 2 tensors quantized/);
   });
 });
+
+test('forget to GGUF Q4_K_M with an importance matrix in the page: llama-quantize --imatrix\'s tensors', { timeout: 90_000 }, async (t) => {
+  const { ggufTensors } = await import('../support/gguf_input.js');
+  const { loadPackage } = await import('../support/helpers.js');
+  const amn = await loadPackage();
+  const fixtures = join(FIXTURES, 'gguf_ftype');
+  const dir = await tempDir(t, 'amn-web-forget-imatrix-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [{
+      name: 'tiny_llama_f16.gguf', mimeType: 'application/octet-stream', buffer: await readFile(join(fixtures, 'tiny_llama_f16.gguf')),
+    }]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'nf4');
+    assert.ok(!(await page.isVisible('#forget-imatrix')), 'the importance matrix is for GGUF targets only');
+    await page.selectOption('#forget-scheme', 'gguf:Q4_K_M');
+    assert.ok(await page.isVisible('#forget-imatrix'));
+    await page.setInputFiles('#forget-imatrix', [{
+      name: 'tiny.imatrix.gguf', mimeType: 'application/octet-stream', buffer: await readFile(join(fixtures, 'tiny.imatrix.gguf')),
+    }]);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const got = await readFile(path);
+    const want = await readFile(join(fixtures, 'tiny-imatrix-Q4_K_M.gguf'));
+    assert.deepEqual(await ggufTensors(amn, got), await ggufTensors(amn, want));
+    // The KV llama-quantize writes, naming the File.
+    const m = await amn.open(new Uint8Array(got));
+    try {
+      assert.deepEqual(m.info.details.kv['quantize.imatrix.file'], { type: 'STRING', value: 'tiny.imatrix.gguf' });
+    } finally {
+      await m.close();
+    }
+  });
+});

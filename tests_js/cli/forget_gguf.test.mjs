@@ -58,9 +58,11 @@ test('forget --to gguf: the default name, and misuse refused the same way by bot
     assert.equal(node.code, 2, node.err);
     assert.equal(node.err, native.err);
   }
+  // A type that needs an importance matrix, without one: a usage error from both.
   const iq = run('native', ['forget', input, '--to', 'gguf', '--scheme', 'IQ2_XXS']);
-  assert.equal(iq.code, 1);
-  assert.match(iq.err, /importance matrix/);
+  assert.equal(iq.code, 2);
+  assert.match(iq.err, /--imatrix: IQ2_XXS needs an importance matrix/);
+  assert.equal(run('node', ['forget', input, '--to', 'gguf', '--scheme', 'IQ2_XXS']).err, iq.err);
 });
 
 test('forget --to gguf with llama-quantize\'s file types and options: its tensors, from both CLIs', async () => {
@@ -83,5 +85,52 @@ test('forget --to gguf with llama-quantize\'s file types and options: its tensor
     }
     assert.deepEqual(outs[1], outs[0], fixture);
     assert.deepEqual(await ggufTensors(amn, outs[0]), want, fixture);
+  }
+});
+
+test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors and KVs, the same from both CLIs', async () => {
+  const amn = await loadPackage();
+  const dir = scratchDir('amn-forget-imatrix-');
+  const fixtures = join(root, 'fixtures/gguf_ftype');
+  const kvs = async (bytes) => {
+    const m = await amn.open(new Uint8Array(bytes));
+    try {
+      return Object.fromEntries(Object.entries(m.info.details.kv).filter(([k]) => k.startsWith('quantize.imatrix.')));
+    } finally {
+      await m.close();
+    }
+  };
+  for (const [fixture, input, args] of [
+    ['tiny-imatrix-IQ4_XS.gguf', 'tiny_llama_f16.gguf', ['--scheme', 'IQ4_XS', '--imatrix', 'tiny.imatrix.dat']],
+    ['tiny-imatrix-IQ2_XS.gguf', 'tiny_llama_f16.gguf', ['--scheme', 'IQ2_XS', '--imatrix', 'tiny.imatrix.gguf']],
+    ['tiny-Q4_K_M-requant-Q3_K_M.gguf', 'tiny-Q4_K_M.gguf', ['--scheme', 'Q3_K_M', '--allow-requantize']],
+  ]) {
+    const want = readFileSync(join(fixtures, fixture));
+    const outs = [];
+    for (const cli of ['native', 'node']) {
+      const out = join(dir, `${cli}-${fixture}`);
+      // Run in the fixtures' folder: the matrix named as llama-quantize was given it.
+      const r = cli === 'native'
+        ? spawnSync(AMN, ['forget', input, '--to', 'gguf', ...args, '-q', '-o', out], { encoding: 'utf8', cwd: fixtures })
+        : spawnSync(process.execPath, [NODE_AMN, 'forget', input, '--to', 'gguf', ...args, '-q', '-o', out], { encoding: 'utf8', cwd: fixtures });
+      assert.equal(r.status, 0, `${cli}: ${r.stderr}`);
+      outs.push(readFileSync(out));
+    }
+    assert.deepEqual(outs[1], outs[0], fixture);
+    assert.deepEqual(await ggufTensors(amn, outs[0]), await ggufTensors(amn, want), fixture);
+    const got = await kvs(outs[0]);
+    const expected = await kvs(want);
+    if (args.includes('tiny.imatrix.dat')) expected['quantize.imatrix.file'] = { type: 'STRING', value: 'tiny.imatrix.dat' };
+    assert.deepEqual(got, expected, fixture);
+  }
+  // Refusals: the same lines from both.
+  for (const args of [['tiny-Q4_K_M.gguf', '--scheme', 'Q3_K_M'], ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'missing.dat'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny-Q8_0.gguf']]) {
+    const native = spawnSync(AMN, ['forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')], { encoding: 'utf8', cwd: fixtures });
+    const node = spawnSync(process.execPath, [NODE_AMN, 'forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')],
+      { encoding: 'utf8', cwd: fixtures });
+    assert.notEqual(native.status, 0, args.join(' '));
+    assert.equal(node.status, native.status, args.join(' '));
+    assert.equal(node.stderr, native.stderr, args.join(' '));
   }
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { loadPackage } from '../support/helpers.js';
 import { ggufForgetInput, ggmlBlocks, ggufTensors } from '../support/gguf_input.js';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const amn = await loadPackage();
 
@@ -30,12 +31,14 @@ test('forget to gguf: refusals name the option as the API spells it', async (t) 
   const model = await amn.open(new Uint8Array(ggufForgetInput()));
   t.after(() => model.close());
   await assert.rejects(model.forget({ scheme: 'q4_0' }), (e) => e.code === 'invalid_argument' && /to gguf/.test(e.message));
-  await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ1_S' }), (e) => e.code === 'unsupported');
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ1_S' }), (e) => e.code === 'invalid_argument' && /imatrix/.test(e.message));
   assert.equal(model.outputName({ scheme: 'Q4_K', to: 'gguf' }).endsWith('-q4_k.gguf'), true);
 });
 
 test('every ggml type forgetSchemes lists: ggml\'s blocks from the WASM core too', async (t) => {
-  const gguf = (await amn.forgetSchemes()).filter((s) => s.to === 'gguf' && s.pure).map((s) => s.name);
+  const rows = (await amn.forgetSchemes()).filter((s) => s.to === 'gguf' && s.pure);
+  assert.deepEqual(rows.filter((s) => s.imatrix).map((s) => s.name).sort(), ['IQ1_S', 'IQ2_XS', 'IQ2_XXS']);
+  const gguf = rows.filter((s) => !s.imatrix).map((s) => s.name);  // these need a matrix: below
   for (const type of ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K']) {
     assert.ok(gguf.includes(type), type);
   }
@@ -63,5 +66,46 @@ test('forget to gguf with a llama-quantize file type: llama-quantize\'s tensors 
   }
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', outputTensorType: 'Q9_K' }),
     (e) => e.code === 'invalid_argument' && /outputTensorType/.test(e.message));
-  await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ3_XS' }), (e) => e.code === 'unsupported' && /importance matrix/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ3_XS' }), (e) => e.code === 'invalid_argument' && /importance matrix/.test(e.message));
+});
+
+test('forget to gguf with an importance matrix: llama-quantize --imatrix\'s tensors and KVs, from bytes, a File or a path', async (t) => {
+  const dir = new URL('../../fixtures/gguf_ftype/', import.meta.url);
+  const model = await amn.open(new URL('tiny_llama_f16.gguf', dir));
+  t.after(() => model.close());
+  const matrix = readFileSync(new URL('tiny.imatrix.gguf', dir));
+  const kv = async (bytes) => {
+    const m = await amn.open(new Uint8Array(bytes));
+    try {
+      return Object.fromEntries(Object.entries(m.info.details.kv).filter(([k]) => k.startsWith('quantize.imatrix.')).map(([k, v]) => [k, v.value]));
+    } finally {
+      await m.close();
+    }
+  };
+  for (const [fixture, scheme] of [['tiny-imatrix-IQ2_XS.gguf', 'IQ2_XS'], ['tiny-imatrix-Q4_K_M.gguf', 'Q4_K_M']]) {
+    const want = readFileSync(new URL(fixture, dir));
+    for (const [imatrix, name] of [[new Uint8Array(matrix), 'imatrix'], [new File([matrix], 'tiny.imatrix.gguf'), 'tiny.imatrix.gguf'],
+      [fileURLToPath(new URL('tiny.imatrix.gguf', dir)), fileURLToPath(new URL('tiny.imatrix.gguf', dir))]]) {
+      const r = await model.forget({ to: 'gguf', scheme, imatrix });
+      assert.deepEqual(await ggufTensors(amn, Buffer.from(r.output)), await ggufTensors(amn, want), fixture);
+      assert.deepEqual(await kv(r.output), { ...(await kv(want)), 'quantize.imatrix.file': name });
+    }
+  }
+  const r = await model.forget({ to: 'gguf', scheme: 'IQ4_XS', imatrix: readFileSync(new URL('tiny.imatrix.dat', dir)), imatrixName: 'tiny.imatrix.dat' });
+  assert.deepEqual(await ggufTensors(amn, Buffer.from(r.output)), await ggufTensors(amn, readFileSync(new URL('tiny-imatrix-IQ4_XS.gguf', dir))));
+  assert.equal((await kv(r.output))['quantize.imatrix.file'], 'tiny.imatrix.dat');
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ2_XS' }), (e) => e.code === 'invalid_argument' && /imatrix/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', imatrix: new Uint8Array([0, 0, 0, 0]) }),
+    (e) => e.code === 'parse' && /^imatrix: /.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', imatrix: 42 }), (e) => e.code === 'invalid_argument');
+});
+
+test('forget to gguf from a quantized GGUF: refused without allowRequantize, llama-quantize\'s tensors with it', async (t) => {
+  const dir = new URL('../../fixtures/gguf_ftype/', import.meta.url);
+  const model = await amn.open(new URL('tiny-Q4_K_M.gguf', dir));
+  t.after(() => model.close());
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q3_K_M' }), (e) => e.code === 'invalid_argument' && /allowRequantize|allow-requantize/.test(e.message));
+  const r = await model.forget({ to: 'gguf', scheme: 'Q3_K_M', allowRequantize: true });
+  assert.deepEqual(await ggufTensors(amn, Buffer.from(r.output)),
+    await ggufTensors(amn, readFileSync(new URL('tiny-Q4_K_M-requant-Q3_K_M.gguf', dir))));
 });

@@ -16,6 +16,7 @@ export class ForgetPanel {
       form: $('forget-form'), scheme: $('forget-scheme'), fourBit: $('forget-4bit'),
       blocksize: $('forget-blocksize'), doubleQuant: $('forget-double-quant'), skip: $('forget-skip'),
       mlx: $('forget-mlx'), bits: $('forget-bits'), groupSize: $('forget-group-size'),
+      gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'),
       button: $('forget-button'), result: $('forget-result'), lethe: $('lethe'),
       summary: $('lethe-summary'), body: $('lethe-body'), table: $('lethe-table'),
     };
@@ -53,6 +54,7 @@ export class ForgetPanel {
     const s = this.ui.scheme.value;
     this.ui.fourBit.hidden = !(s === 'nf4' || s === 'fp4');
     this.ui.mlx.hidden = s !== 'mlx';
+    this.ui.gguf.hidden = !s.startsWith('gguf:');
   }
 
   async run() {
@@ -73,6 +75,10 @@ export class ForgetPanel {
       bits: scheme === 'mlx' ? Number(ui.bits.value) : undefined,
       groupSize: scheme === 'mlx' ? Number(ui.groupSize.value) : undefined,
       skip: ui.skip.value.split(/[\s,]+/).filter(Boolean),
+      // llama-quantize's --imatrix (a File: the worker reads it, the output records its name)
+      // and --allow-requantize.
+      imatrix: gguf ? ui.imatrix.files[0] : undefined,
+      allowRequantize: gguf && ui.requantize.checked,
     };
     page.hideError();
     ui.result.hidden = true;

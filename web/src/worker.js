@@ -7,7 +7,8 @@
 //                                                            dtype '' keeps; FileSystemFileHandle)
 //               { type: 'convertShards', id, dtype, castAll, dirHandle? }   a sharded model as
 //                                                            its shards + index (FileSystemDirectoryHandle)
-//               { type: 'forget',  id, scheme, to?, pure?, blocksize?, doubleQuant?, bits?, groupSize?, skip? }  quantized, as a
+//               { type: 'forget',  id, scheme, to?, pure?, blocksize?, doubleQuant?, bits?, groupSize?, skip?,
+//                 imatrix? (a File), allowRequantize? }  quantized, as a
 //                                                            download, with its Lethe report
 //               { type: 'forgetShards', id, ...forget's, dirHandle? }  the same for a sharded model: its
 //                                                            shards, index and config.json
@@ -67,13 +68,16 @@ const handlers = {
 
   // Quantizes the model into a Blob built as the bytes arrive (one safetensors or GGUF file), and
   // returns it with the Lethe report (what was lost, per tensor).
-  async forget({ scheme, to, pure = false, blocksize, doubleQuant = false, bits, groupSize, skip = [] }, { signal, progress }) {
+  async forget({ scheme, to, pure = false, blocksize, doubleQuant = false, bits, groupSize, skip = [], imatrix, allowRequantize = false },
+    { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const target = new BlobCollector();
     const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
     let result;
     try {
-      result = await model.forget({ scheme, to, pure, blocksize, doubleQuant, bits, groupSize, skip, sink, signal, onProgress: progress });
+      result = await model.forget({
+        scheme, to, pure, blocksize, doubleQuant, bits, groupSize, skip, imatrix, allowRequantize, sink, signal, onProgress: progress,
+      });
     } catch (err) {
       await target.abort();
       throw err;
