@@ -59,6 +59,23 @@ std::vector<uint8_t> forget(const std::string& request, const std::string& input
   return amn::test::planned_output(s, file);
 }
 
+// Checks that got_file holds want_file's tensors (types and bytes) and general.file_type;
+// returns want_file's file type.
+uint64_t check_same_tensors(const std::vector<uint8_t>& want_file, const std::vector<uint8_t>& got_file) {
+  uint64_t want_ft = 0, got_ft = 0;
+  const auto want = tensors_of(want_file, &want_ft);
+  const auto got = tensors_of(got_file, &got_ft);
+  CHECK(got_ft == want_ft);
+  REQUIRE(got.size() == want.size());
+  for (const auto& [name, w] : want) {
+    INFO(name);
+    REQUIRE(got.count(name) == 1);
+    CHECK(got.at(name).type == w.type);
+    CHECK(got.at(name).bytes == w.bytes);
+  }
+  return want_ft;
+}
+
 }  // namespace
 
 TEST_CASE("forget --to gguf with a file type writes llama-quantize's tensors", "[forget][gguf][ftype]") {
@@ -84,18 +101,8 @@ TEST_CASE("forget --to gguf with a file type writes llama-quantize's tensors", "
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.fixture) {
-      uint64_t want_ft = 0, got_ft = 0;
-      const auto want = tensors_of(read_file(fixture_path(std::string("gguf_ftype/") + c.fixture)), &want_ft);
-      const auto got = tensors_of(forget(c.request, c.input), &got_ft);
-      CHECK(want_ft == c.file_type);
-      CHECK(got_ft == want_ft);
-      REQUIRE(got.size() == want.size());
-      for (const auto& [name, w] : want) {
-        INFO(name);
-        REQUIRE(got.count(name) == 1);
-        CHECK(got.at(name).type == w.type);
-        CHECK(got.at(name).bytes == w.bytes);
-      }
+      const auto want = read_file(fixture_path(std::string("gguf_ftype/") + c.fixture));
+      CHECK(check_same_tensors(want, forget(c.request, c.input)) == c.file_type);
     }
   }
 }
@@ -169,19 +176,6 @@ std::string imatrix_kvs(const std::vector<uint8_t>& file) {
   return out;
 }
 
-void check_same_tensors(const std::vector<uint8_t>& want_file, const std::vector<uint8_t>& got_file) {
-  uint64_t want_ft = 0, got_ft = 0;
-  const auto want = tensors_of(want_file, &want_ft);
-  const auto got = tensors_of(got_file, &got_ft);
-  CHECK(got_ft == want_ft);
-  REQUIRE(got.size() == want.size());
-  for (const auto& [name, w] : want) {
-    INFO(name);
-    REQUIRE(got.count(name) == 1);
-    CHECK(got.at(name).type == w.type);
-    CHECK(got.at(name).bytes == w.bytes);
-  }
-}
 
 }  // namespace
 
