@@ -121,20 +121,26 @@ export class Model {
     return out;
   }
 
+  // Runs a planned stats or hash run's steps in order, each fed through the model's files;
+  // the session's piece data is released after each step and on the way out.
+  async #runSteps(count, run, what, signal) {
+    const s = this.#session;
+    try {
+      for (let i = 0; i < count; i++) {
+        this.#assertOpen();
+        await drive(this.#M, s, this.#files, () => run(i), { signal, what: `${what} step ${i}` });
+        s.releaseData();
+      }
+    } finally {
+      s.releaseData();
+    }
+  }
+
   async [STATS_RAW](name, { signal } = {}) {
     return this.#exclusive(async () => {
       const s = this.#session;
       check(s.planStats(String(name)));
-      const steps = s.statsStepCount();
-      try {
-        for (let i = 0; i < steps; i++) {
-          this.#assertOpen();
-          await drive(this.#M, s, this.#files, () => s.runStatsStep(i), { signal, what: `stats step ${i}` });
-          s.releaseData();
-        }
-      } finally {
-        s.releaseData();
-      }
+      await this.#runSteps(s.statsStepCount(), (i) => s.runStatsStep(i), 'stats', signal);
       return { json: s.statsJson(), text: s.statsText() };
     });
   }
@@ -153,16 +159,7 @@ export class Model {
     return this.#exclusive(async () => {
       const s = this.#session;
       check(s.planHash(Boolean(dequantized)));
-      const steps = s.hashStepCount();
-      try {
-        for (let i = 0; i < steps; i++) {
-          this.#assertOpen();
-          await drive(this.#M, s, this.#files, () => s.runHashStep(i), { signal, what: `hash step ${i}` });
-          s.releaseData();
-        }
-      } finally {
-        s.releaseData();
-      }
+      await this.#runSteps(s.hashStepCount(), (i) => s.runHashStep(i), 'hash', signal);
       return { json: s.hashJson(), text: s.hashText(ggufPath) };
     });
   }
