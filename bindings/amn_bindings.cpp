@@ -82,7 +82,9 @@ class Session : public amn::Session {
   val run_hash_step(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_hash_step(static_cast<size_t>(i))); }
   std::string hash_json() const { return amn::Session::hash_json(); }
   std::string hash_text(const std::string& path) const { return amn::Session::hash_text(path); }
-  val plan_diff(const Session& other) { return status(amn::Session::plan_diff(other)); }
+  val plan_diff(const Session& other, bool exact_names) {
+    return status(amn::Session::plan_diff(other, {.map_names = !exact_names}));
+  }
   int diff_step_count() const { return static_cast<int>(amn::Session::diff_step_count()); }
   int diff_step_side(int i) const { return i < 0 ? 0 : amn::Session::diff_step_side(static_cast<size_t>(i)); }
   val run_diff_step(int i, Session& other) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_diff_step(static_cast<size_t>(i), other)); }

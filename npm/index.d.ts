@@ -150,7 +150,12 @@ export type DiffStatus = 'identical' | 'same_values' | 'different' | 'shape_mism
 /** One tensor of a comparison (docs/json-schema.md "The diff document"). The value fields
  *  are null when the values were not compared (a missing side, other shapes, not_compared). */
 export interface TensorDiff {
+  /** A's name (B's for a tensor only B has). */
   name: string;
+  /** B's name, when matched through llama.cpp's GGUF <-> Hugging Face renaming. */
+  name_b?: string;
+  /** Matched with llama.cpp's q / k row permutation undone (llama GGUFs). */
+  rows_permuted?: true;
   status: DiffStatus;
   /** As stored ('Q4_K', 'BF16', a quantized weight's scheme); null on the missing side. */
   dtype_a: string | null;
@@ -175,6 +180,8 @@ export interface DiffResult {
   /** Every tensor identical (bit for bit) and none missing on either side. */
   identical: boolean;
   tensors: TensorDiff[];
+  /** The GGUF side's architecture, when some tensors were matched through its names. */
+  name_map?: string;
   /** With `text: true`: the table `amn diff` prints. */
   text?: string;
 }
@@ -519,6 +526,8 @@ export declare function open(source: Source, options?: OpenOptions): Promise<Mod
  *  piece by piece (docs/js-api.md "diff"). Models opened here are closed afterwards. */
 export declare function diff(a: Model | Source, b: Model | Source, options?: {
   limits?: OpenOptions['limits']; signal?: AbortSignal; text?: boolean;
+  /** Match plain names only (`amn diff --exact-names`): no GGUF <-> Hugging Face renaming. */
+  exactNames?: boolean;
   onProgress?: (p: { done: number; total: number }) => void;
 }): Promise<DiffResult>;
 

@@ -107,7 +107,7 @@ async function runDiff(cmd) {
   try {
     const b = await open(cmd.other, { limits: cmd.limits });
     try {
-      const d = await a[DIFF_RAW](b);
+      const d = await a[DIFF_RAW](b, { exactNames: cmd.exactNames });
       process.stdout.write(cmd.json ? d.json + '\n' : d.text);
       return d.exitStatus;
     } finally {

@@ -3,7 +3,7 @@
 // here and closed afterwards; an open Model is left open.
 import { DIFF_RAW, Model } from './model.js';
 
-export async function diffModels(open, a, b, { limits, signal, onProgress, text = false } = {}) {
+export async function diffModels(open, a, b, { limits, signal, onProgress, text = false, exactNames = false } = {}) {
   const opened = [];
   const side = async (x) => {
     if (x instanceof Model) return x;
@@ -14,7 +14,7 @@ export async function diffModels(open, a, b, { limits, signal, onProgress, text 
   try {
     const ma = await side(a);
     const mb = await side(b);
-    const raw = await ma[DIFF_RAW](mb, { signal, onProgress });
+    const raw = await ma[DIFF_RAW](mb, { signal, onProgress, exactNames });
     const out = JSON.parse(raw.json);
     if (text) out.text = raw.text;
     return out;

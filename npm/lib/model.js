@@ -166,7 +166,7 @@ export class Model {
 
   // Compares this model (A) with `other` (B): the core runs every step on A's session,
   // each reading one piece of one side; the side's own session is served its bytes.
-  async [DIFF_RAW](other, { signal, onProgress } = {}) {
+  async [DIFF_RAW](other, { signal, onProgress, exactNames = false } = {}) {
     if (!(other instanceof Model)) throw new AmnError('invalid_argument', 'diff(): both sides must be open Models');
     other.#assertOpen();
     const [first, second] = this.#serial <= other.#serial ? [this, other] : [other, this];
@@ -174,7 +174,7 @@ export class Model {
     return both(async () => {
       const s = this.#session;
       const b = other.#session;
-      check(s.planDiff(b));
+      check(s.planDiff(b, Boolean(exactNames)));
       const steps = s.diffStepCount();
       const sides = [[s, this.#files], [b, other.#files]];
       try {

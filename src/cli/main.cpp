@@ -88,7 +88,7 @@ int run_diff(const amn::CommandLine& cmd) {
   if (!a) return fail(a.error());
   auto b = amn::cli::open_local(cmd.other, cmd.open.limits);
   if (!b) return fail(b.error());
-  auto d = amn::model_diff(a->model, *a->files, b->model, *b->files);
+  auto d = amn::model_diff(a->model, *a->files, b->model, *b->files, {.map_names = !cmd.exact_names});
   if (!d) return fail(d.error());
   print(cmd.json ? amn::diff_json(*d) + "\n" : amn::render_diff(*d));
   return amn::diff_exit_status(*d);

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "core/text.h"
+#include "report/gguf_names.h"
 #include "report/table.h"
 #include "report/value_stats.h"
 #include "report/values.h"
@@ -128,13 +129,80 @@ bool ModelDiff::identical() const {
   return std::all_of(tensors.begin(), tensors.end(), [](const TensorDiff& t) { return t.status == DiffStatus::identical; });
 }
 
-Result<DiffRun> DiffRun::start(const Model& a, const Model& b) {
+namespace {
+
+// Which of B's tensors each of A's is compared with: the same name, else (options.map_names,
+// one side a GGUF of a known architecture and the other not a GGUF) the name llama.cpp's
+// converter gave or took. Each B tensor is matched once; plain names first.
+struct Matches {
+  std::vector<size_t> partner;                     // per A name: its B index, or SIZE_MAX
+  std::vector<std::optional<HfCounterpart>> via;   // per A name: matched through the names
+  std::vector<bool> b_used;
+  uint8_t gguf_side = 0;
+  std::string arch;
+};
+
+Matches match_names(const Model& a, const std::vector<std::string>& names_a, const Model& b,
+                    const std::vector<std::string>& names_b, const DiffOptions& options) {
+  Matches m;
+  m.partner.assign(names_a.size(), SIZE_MAX);
+  m.via.resize(names_a.size());
+  m.b_used.assign(names_b.size(), false);
+  std::unordered_map<std::string_view, size_t> in_b;
+  for (size_t j = 0; j < names_b.size(); ++j) in_b.emplace(names_b[j], j);
+  for (size_t i = 0; i < names_a.size(); ++i) {
+    const auto it = in_b.find(names_a[i]);
+    if (it == in_b.end()) continue;
+    m.partner[i] = it->second;
+    m.b_used[it->second] = true;
+  }
+  if (!options.map_names) return m;
+  const auto naming_a = gguf_naming(a), naming_b = gguf_naming(b);
+  const bool a_gguf = naming_a && b.format != ModelFormat::gguf;
+  const bool b_gguf = !a_gguf && naming_b && a.format != ModelFormat::gguf;
+  if (!a_gguf && !b_gguf) return m;
+  m.gguf_side = a_gguf ? 0 : 1;
+  const GgufNaming& naming = a_gguf ? *naming_a : *naming_b;
+  m.arch = naming.arch;
+  // A GGUF B: its unmatched tensors by their Hugging Face names.
+  std::unordered_map<std::string, std::pair<size_t, HfCounterpart>> b_by_hf;
+  for (size_t j = 0; b_gguf && j < names_b.size(); ++j) {
+    if (m.b_used[j]) continue;
+    if (auto c = hf_counterpart(naming, names_b[j])) {
+      std::string key = c->name;
+      b_by_hf.emplace(std::move(key), std::pair{j, std::move(*c)});
+    }
+  }
+  for (size_t i = 0; i < names_a.size(); ++i) {
+    if (m.partner[i] != SIZE_MAX) continue;
+    size_t j = 0;
+    std::optional<HfCounterpart> c;
+    if (a_gguf) {
+      c = hf_counterpart(naming, names_a[i]);
+      const auto it = c ? in_b.find(c->name) : in_b.end();
+      if (it == in_b.end()) continue;
+      j = it->second;
+    } else {
+      const auto it = b_by_hf.find(names_a[i]);
+      if (it == b_by_hf.end()) continue;
+      j = it->second.first;
+      c = it->second.second;
+    }
+    if (m.b_used[j]) continue;
+    m.partner[i] = j;
+    m.b_used[j] = true;
+    m.via[i] = std::move(c);
+  }
+  return m;
+}
+
+}  // namespace
+
+Result<DiffRun> DiffRun::start(const Model& a, const Model& b, const DiffOptions& options) {
   DiffRun run;
   const auto names_a = stats_tensor_names(a);
   const auto names_b = stats_tensor_names(b);
-  std::unordered_map<std::string_view, size_t> in_a, in_b;
-  for (size_t i = 0; i < names_a.size(); ++i) in_a.emplace(names_a[i], i);
-  for (size_t i = 0; i < names_b.size(); ++i) in_b.emplace(names_b[i], i);
+  const Matches matches = match_names(a, names_a, b, names_b, options);
 
   auto add = [&run](std::string name, DiffStatus status) -> TensorDiff& {
     run.diff_.tensors.push_back({});
@@ -143,28 +211,50 @@ Result<DiffRun> DiffRun::start(const Model& a, const Model& b) {
     t.status = status;
     return t;
   };
-  for (const auto& name : names_a) {
-    if (!in_b.count(name)) {
+  for (size_t i = 0; i < names_a.size(); ++i) {
+    const std::string& name = names_a[i];
+    if (matches.partner[i] == SIZE_MAX) {
       TensorDiff& t = add(name, DiffStatus::only_in_a);
       t.dtype_a = stored_type(a, name);
       t.shape_a = shape_of(a, name);
       continue;
     }
+    const std::string& name_b = names_b[matches.partner[i]];
+    const auto& via = matches.via[i];
     TensorDiff& t = add(name, DiffStatus::identical);
+    if (via) {
+      t.name_b = name_b;
+      t.rows_permuted = via->rows_permuted;
+      run.diff_.name_map = matches.arch;
+    }
     t.dtype_a = stored_type(a, name);
-    t.dtype_b = stored_type(b, name);
+    t.dtype_b = stored_type(b, name_b);
     t.shape_a = shape_of(a, name);
-    t.shape_b = shape_of(b, name);
+    t.shape_b = shape_of(b, name_b);
     if (t.shape_a != t.shape_b) {
       t.status = DiffStatus::shape_mismatch;
       continue;
     }
     Pair pair;
     pair.tensor = run.diff_.tensors.size() - 1;
+    if (t.rows_permuted) {
+      // LlamaModel.permute views each head's rows as two halves: rows must split so.
+      const uint64_t rows = t.shape_a.empty() ? 0 : t.shape_a[0];
+      if (via->heads == 0 || rows % (2ull * via->heads) != 0) {
+        t.status = DiffStatus::not_compared;
+        t.skipped = via->heads == 0 ? "the GGUF's head count is unknown: its q / k rows cannot be put back in order"
+                                    : std::to_string(rows) + " rows do not split into " + std::to_string(via->heads) +
+                                          " heads of two halves: the q / k rows cannot be put back in order";
+        continue;
+      }
+      pair.heads = via->heads;
+      pair.gguf_side = matches.gguf_side;
+    }
     const Model* models[2] = {&a, &b};
+    const std::string* names[2] = {&name, &name_b};
     bool planned = true;
     for (int s = 0; s < 2 && planned; ++s) {
-      auto plan = plan_tensor(*models[s], name, read_as(*models[s], name));
+      auto plan = plan_tensor(*models[s], *names[s], read_as(*models[s], *names[s]));
       if (!plan) {
         t.status = DiffStatus::not_compared;
         t.skipped = std::string(s ? "B: " : "A: ") + plan.error().message;
@@ -177,7 +267,7 @@ Result<DiffRun> DiffRun::start(const Model& a, const Model& b) {
     const DType da = pair.plans[0].tensors.at(0).dtype, db = pair.plans[1].tensors.at(0).dtype;
     if (!values::described(da) || !values::described(db)) {
       const DType odd = values::described(da) ? db : da;
-      if (da != db) {
+      if (da != db || pair.heads) {  // bytes in another row order say nothing either
         t.status = DiffStatus::not_compared;
         t.skipped = std::string(dtype_name(odd)) + " values are not described";
         continue;
@@ -200,7 +290,7 @@ Result<DiffRun> DiffRun::start(const Model& a, const Model& b) {
     }
     if (run.steps_.size() == first) {
       // Nothing to read (no elements): equal as far as values go.
-      t.status = t.dtype_a == t.dtype_b ? DiffStatus::identical : DiffStatus::same_values;
+      t.status = t.dtype_a == t.dtype_b && !t.rows_permuted ? DiffStatus::identical : DiffStatus::same_values;
       continue;
     }
     run.steps_.back().last = true;
@@ -210,11 +300,11 @@ Result<DiffRun> DiffRun::start(const Model& a, const Model& b) {
     }
     run.pairs_.push_back(std::move(pair));
   }
-  for (const auto& name : names_b) {
-    if (in_a.count(name)) continue;
-    TensorDiff& t = add(name, DiffStatus::only_in_b);
-    t.dtype_b = stored_type(b, name);
-    t.shape_b = shape_of(b, name);
+  for (size_t j = 0; j < names_b.size(); ++j) {
+    if (matches.b_used[j]) continue;
+    TensorDiff& t = add(names_b[j], DiffStatus::only_in_b);
+    t.dtype_b = stored_type(b, names_b[j]);
+    t.shape_b = shape_of(b, names_b[j]);
   }
   return run;
 }
@@ -256,24 +346,11 @@ Status DiffRun::step(size_t i, FileSet& files_a, FileSet& files_b) {
   return {};
 }
 
-// Compares every unit both sides have read and not yet compared.
-void DiffRun::compare_ready(Pair& pair) {
-  TensorDiff& t = diff_.tensors[pair.tensor];
-  Side& a = sides_[0];
-  Side& b = sides_[1];
-  const bool bytes = bytes_mode(t);
-  const size_t ua = unit_of(pair.plans[0], bytes), ub = unit_of(pair.plans[1], bytes);
-  const size_t n = std::min((a.bytes.size() - a.used) / ua, (b.bytes.size() - b.used) / ub);
-  if (n == 0) return;  // the other side has read nothing yet (and memcmp takes no null pointer)
-  const uint8_t* pa = a.bytes.data() + a.used;
-  const uint8_t* pb = b.bytes.data() + b.used;
-  a.used += n * ua;
-  b.used += n * ub;
-  if (bytes) {  // same dtype on both sides: the bytes alone say equal or not
-    if (std::memcmp(pa, pb, n) != 0) t.status = DiffStatus::different;
-    return;
-  }
-  const DType da = pair.plans[0].tensors[0].dtype, db = pair.plans[1].tensors[0].dtype;
+namespace {
+
+// Adds n value pairs (A's at pa, B's at pb; ua / ub bytes each) to t's counts and sums.
+void compare_values(TensorDiff& t, DType da, const uint8_t* pa, size_t ua, DType db, const uint8_t* pb, size_t ub,
+                    size_t n) {
   double va[kBatch], vb[kBatch];
   for (size_t at = 0; at < n; at += kBatch) {
     const size_t m = std::min(kBatch, n - at);
@@ -304,17 +381,61 @@ void DiffRun::compare_ready(Pair& pair) {
   }
 }
 
+}  // namespace
+
+// Compares every unit both sides have read and not yet compared; with permuted rows, every
+// whole head both sides have read (LlamaModel.permute moves rows only within a head, so a
+// side holds at most a head's rows plus one piece: the tensor is never held whole).
+void DiffRun::compare_ready(Pair& pair) {
+  TensorDiff& t = diff_.tensors[pair.tensor];
+  Side& a = sides_[0];
+  Side& b = sides_[1];
+  const bool bytes = bytes_mode(t);
+  const size_t ua = unit_of(pair.plans[0], bytes), ub = unit_of(pair.plans[1], bytes);
+  size_t n = std::min((a.bytes.size() - a.used) / ua, (b.bytes.size() - b.used) / ub);
+  uint64_t row = 1, head_rows = 0;
+  if (pair.heads) {
+    for (size_t d = 1; d < t.shape_a.size(); ++d) row *= t.shape_a[d];
+    head_rows = t.shape_a[0] / pair.heads;
+    n -= n % (head_rows * row);  // whole heads only
+  }
+  if (n == 0) return;  // the other side has read nothing yet (and memcmp takes no null pointer)
+  const uint8_t* pa = a.bytes.data() + a.used;
+  const uint8_t* pb = b.bytes.data() + b.used;
+  a.used += n * ua;
+  b.used += n * ub;
+  if (bytes) {  // same dtype on both sides: the bytes alone say equal or not
+    if (std::memcmp(pa, pb, n) != 0) t.status = DiffStatus::different;
+    return;
+  }
+  const DType da = pair.plans[0].tensors[0].dtype, db = pair.plans[1].tensors[0].dtype;
+  if (!pair.heads) {
+    compare_values(t, da, pa, ua, db, pb, ub, n);
+    return;
+  }
+  // A's rows in order, each against the B row the permutation put it in (or took it from).
+  const bool to_gguf = pair.gguf_side == 1;
+  for (uint64_t head = 0; head < n / (head_rows * row); ++head) {
+    const uint64_t base = head * head_rows;
+    for (uint64_t r = 0; r < head_rows; ++r) {
+      const uint64_t rb = permuted_row(r, head_rows, to_gguf);
+      compare_values(t, da, pa + (base + r) * row * ua, ua, db, pb + (base + rb) * row * ub, ub, row);
+    }
+  }
+}
+
 void DiffRun::finish(Pair& pair) {
   TensorDiff& t = diff_.tensors[pair.tensor];
   if (bytes_mode(t)) return;  // `different` already set by a differing byte, if any
-  const bool same_type = t.dtype_a == t.dtype_b;
-  if (same_type && t.bit_equal == t.elements) t.status = DiffStatus::identical;
+  const bool same_layout = t.dtype_a == t.dtype_b && !t.rows_permuted;
+  if (same_layout && t.bit_equal == t.elements) t.status = DiffStatus::identical;
   else if (t.equal == t.elements) t.status = DiffStatus::same_values;
   else t.status = DiffStatus::different;
 }
 
-Result<ModelDiff> model_diff(const Model& a, FileSet& files_a, const Model& b, FileSet& files_b) {
-  AMN_ASSIGN(auto run, DiffRun::start(a, b));
+Result<ModelDiff> model_diff(const Model& a, FileSet& files_a, const Model& b, FileSet& files_b,
+                             const DiffOptions& options) {
+  AMN_ASSIGN(auto run, DiffRun::start(a, b, options));
   for (size_t i = 0; i < run.steps(); ++i) AMN_TRY(run.step(i, files_a, files_b));
   return run.result();
 }
@@ -324,7 +445,10 @@ std::string diff_json(const ModelDiff& diff) {
   w.begin_object().key("identical").value(diff.identical()).key("tensors").begin_array();
   for (const auto& t : diff.tensors) {
     const bool has_a = t.status != DiffStatus::only_in_b, has_b = t.status != DiffStatus::only_in_a;
-    w.begin_object().key("name").value(t.name).key("status").value(diff_status_name(t.status));
+    w.begin_object().key("name").value(t.name);
+    if (!t.name_b.empty()) w.key("name_b").value(t.name_b);
+    if (t.rows_permuted) w.key("rows_permuted").value(true);
+    w.key("status").value(diff_status_name(t.status));
     w.key("dtype_a");
     has_a ? void(w.value(t.dtype_a)) : void(w.null());
     w.key("dtype_b");
@@ -346,7 +470,9 @@ std::string diff_json(const ModelDiff& diff) {
     if (!t.skipped.empty()) w.key("skipped").value(t.skipped);
     w.end_object();
   }
-  return w.end_array().end_object().take();
+  w.end_array();
+  if (!diff.name_map.empty()) w.key("name_map").value(diff.name_map);
+  return w.end_object().take();
 }
 
 std::string render_diff(const ModelDiff& diff) {
@@ -360,7 +486,7 @@ std::string render_diff(const ModelDiff& diff) {
       if (!present) return std::string("-");
       return mismatch ? dtype + " " + dims_text(shape) : dtype;
     };
-    std::vector<std::string> row = {t.name, std::string(diff_status_name(t.status)),
+    std::vector<std::string> row = {t.name_b.empty() ? t.name : t.name + " = " + t.name_b, std::string(diff_status_name(t.status)),
                                     side(t.dtype_a, t.shape_a, t.status != DiffStatus::only_in_b),
                                     side(t.dtype_b, t.shape_b, t.status != DiffStatus::only_in_a)};
     if (t.compared()) {
@@ -380,7 +506,14 @@ std::string render_diff(const ModelDiff& diff) {
     out += sep + std::to_string(count[s]) + " " + std::string(diff_status_name(static_cast<DiffStatus>(s)));
     sep = ", ";
   }
-  out += diff.identical() ? "\nthe models are identical\n" : "\nthe models differ\n";
+  out += "\n";
+  if (!diff.name_map.empty()) {
+    const auto mapped = std::count_if(diff.tensors.begin(), diff.tensors.end(), [](const TensorDiff& t) { return !t.name_b.empty(); });
+    const bool permuted = std::any_of(diff.tensors.begin(), diff.tensors.end(), [](const TensorDiff& t) { return t.rows_permuted; });
+    out += std::to_string(mapped) + " matched through llama.cpp's " + diff.name_map + " GGUF <-> Hugging Face names" +
+           (permuted ? " (q / k rows compared in one order)" : "") + "\n";
+  }
+  out += diff.identical() ? "the models are identical\n" : "the models differ\n";
   return out;
 }
 

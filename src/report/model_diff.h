@@ -1,9 +1,10 @@
 // Comparing two models tensor by tensor (amn diff, npm diff, the page's Compare view;
-// docs/cli.md "diff" defines every number). Tensors are matched by name (plain names: no
-// GGUF <-> Hugging Face renaming), a quantized weight by its logical name. Both sides are
-// read through their one-tensor plans (values as F32, as amn stats reads them) and
-// compared piece by piece as the pieces arrive, so memory is a few pieces, never a
-// tensor, let alone a model.
+// docs/cli.md "diff" defines every number). Tensors are matched by name, a quantized weight
+// by its logical name; a GGUF against a Hugging Face-named model also through
+// llama.cpp's renaming (report/gguf_names.h), q / k rows put back in one order. Both
+// sides are read through their one-tensor plans (values as F32, as amn stats reads them)
+// and compared piece by piece as the pieces arrive, so memory is a few pieces (a head's
+// rows for a permuted q / k), never a tensor, let alone a model.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,7 +22,7 @@ namespace amn {
 
 enum class DiffStatus : uint8_t {
   identical,       // same stored type and shape, every value bit-identical
-  same_values,     // stored differently (dtype / scheme), every value equal
+  same_values,     // stored differently (dtype / scheme / row order), every value equal
   different,       // values differ
   shape_mismatch,  // same name, different shapes: values not compared
   only_in_a,
@@ -31,7 +32,9 @@ enum class DiffStatus : uint8_t {
 std::string_view diff_status_name(DiffStatus s);
 
 struct TensorDiff {
-  std::string name;
+  std::string name;              // A's name (B's, for a tensor only B has)
+  std::string name_b;            // B's name when matched through the GGUF <-> HF names; else empty
+  bool rows_permuted = false;    // matched with llama.cpp's q / k row permutation undone
   DiffStatus status = DiffStatus::identical;
   std::string dtype_a, dtype_b;  // as stored ("Q4_K", "BF16", a scheme's name); "" when absent
   std::vector<uint64_t> shape_a, shape_b;
@@ -52,7 +55,16 @@ struct TensorDiff {
 
 struct ModelDiff {
   std::vector<TensorDiff> tensors;  // A's order, then the tensors only B has, in B's order
+  // The GGUF side's architecture when some tensors were matched through its GGUF <->
+  // Hugging Face names (tensors with name_b); empty when none were.
+  std::string name_map;
   bool identical() const;           // every tensor identical (and none missing)
+};
+
+struct DiffOptions {
+  // A GGUF of a known architecture (report/gguf_names.h) against a model without GGUF
+  // names: match the names llama.cpp's converter renamed. false: plain names only.
+  bool map_names = true;
 };
 
 // The two models' comparison as a run of steps: each reads one piece of one side (A = 0,
@@ -60,7 +72,7 @@ struct ModelDiff {
 // need_bytes (for side(i)'s files); call it again once the bytes are there.
 class DiffRun {
  public:
-  static Result<DiffRun> start(const Model& a, const Model& b);
+  static Result<DiffRun> start(const Model& a, const Model& b, const DiffOptions& options = {});
   size_t steps() const { return steps_.size(); }
   int side(size_t i) const { return i < steps_.size() ? steps_[i].side : 0; }
   Status step(size_t i, FileSet& files_a, FileSet& files_b);
@@ -68,7 +80,9 @@ class DiffRun {
 
  private:
   struct Step { uint32_t pair; uint8_t side; uint32_t piece; bool last; };  // last: the pair's last step
-  struct Pair { size_t tensor; Plan plans[2]; };
+  // heads > 0: side `gguf_side`'s rows are LlamaModel.permute's order, compared a head
+  // (rows / heads rows) at a time.
+  struct Pair { size_t tensor; Plan plans[2]; uint32_t heads = 0; uint8_t gguf_side = 0; };
   struct Side { std::vector<uint8_t> bytes; size_t used = 0; SchemeInputCache cache; };
   void compare_ready(Pair& pair);
   void finish(Pair& pair);
@@ -81,11 +95,13 @@ class DiffRun {
 };
 
 // Runs every step (the native CLI, whose files answer every read).
-Result<ModelDiff> model_diff(const Model& a, FileSet& files_a, const Model& b, FileSet& files_b);
+Result<ModelDiff> model_diff(const Model& a, FileSet& files_a, const Model& b, FileSet& files_b,
+                             const DiffOptions& options = {});
 
-// {"identical", "tensors": [{name, status, dtype_a, dtype_b, shape_a, shape_b, elements,
-// equal, max_abs_diff, mae, rmse, cosine, snr_db, nonfinite, nonfinite_mismatch, skipped
-// (only when set)}]} (docs/json-schema.md "diff").
+// {"identical", "tensors": [{name, name_b (only when matched through the GGUF <-> HF
+// names), status, dtype_a, dtype_b, shape_a, shape_b, elements, equal, max_abs_diff, mae,
+// rmse, cosine, snr_db, nonfinite, nonfinite_mismatch, skipped (only when set)}],
+// "name_map" (only when some names were mapped)} (docs/json-schema.md "diff").
 std::string diff_json(const ModelDiff& diff);
 // The CLI's table: one row per tensor, then a summary line.
 std::string render_diff(const ModelDiff& diff);

@@ -84,7 +84,7 @@ struct Raw {
   std::vector<std::string> gguf_kv, skip, only, tensors;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
        strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false,
-       dequantized = false, allow_requantize = false;
+       dequantized = false, allow_requantize = false, exact_names = false;
   std::string limits[4];
 };
 
@@ -282,9 +282,12 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   verbs[7]->add_option("A", raw.path, "the first model (file, folder or *.index.json): the reference")->required();
   verbs[7]->add_option("B", raw.other, "the second model, compared with A")->required();
   add_flag(verbs[7], OptionId::json, raw.json)->description("print the comparison as JSON (docs/json-schema.md \"diff\")");
+  add_flag(verbs[7], OptionId::exact_names, raw.exact_names);
   add_limits(verbs[7], raw);
-  verbs[7]->footer("Tensors are matched by name (a quantized weight by its logical name; GGUF and Hugging\n"
-                   "Face names are not translated) and read as F32, both sides streamed piece by piece.\n"
+  verbs[7]->footer("Tensors are matched by name (a quantized weight by its logical name) and read as F32,\n"
+                   "both sides streamed piece by piece. A GGUF of a llama, qwen2 or qwen3 model against a\n"
+                   "Hugging Face-named one is matched through llama.cpp's renaming (blk.0.attn_q.weight =\n"
+                   "model.layers.0.self_attn.q_proj.weight), llama's q / k rows put back in one order.\n"
                    "Exit status: 0 every tensor identical, 3 something differs, 1 an error, 2 a misuse.\n");
 
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
@@ -320,6 +323,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     out.gguf_hash = raw.gguf_hash;
     out.dequantized = raw.dequantized;
     out.other = raw.other;
+    out.exact_names = raw.exact_names;
     auto limits = limits_of(raw);
     if (!limits) {
       out.text = limits.error().message;
@@ -362,7 +366,7 @@ std::string command_line_json(const CommandLine& c) {
       w.end_array();
     }
     if (c.verb == Verb::hash) w.key("ggufHash").value(c.gguf_hash).key("dequantized").value(c.dequantized);
-    if (c.verb == Verb::diff) w.key("other").value(c.other);
+    if (c.verb == Verb::diff) w.key("other").value(c.other).key("exactNames").value(c.exact_names);
   }
   return w.end_object().take();
 }

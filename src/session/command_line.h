@@ -23,6 +23,7 @@ struct CommandLine {
   bool gguf_hash = false;            // hash --gguf-hash
   bool dequantized = false;          // hash --dequantized
   std::string other;                 // diff: B (open.input is A)
+  bool exact_names = false;          // diff --exact-names
   ConvertRequest convert;  // remember / convert
 };
 
@@ -30,7 +31,7 @@ struct CommandLine {
 CommandLine parse_command_line(const std::vector<std::string>& args);
 
 // The command line as JSON for the Node CLI: {"kind": "run"|"help"|"version"|"usage_error"|
-// "error", "text", "code" and "message" (error), "verb", "input", "json", "limits": {...}, "request": convert_request_json, "tensors" (stats), "ggufHash" and "dequantized" (hash), "other" (diff)}.
+// "error", "text", "code" and "message" (error), "verb", "input", "json", "limits": {...}, "request": convert_request_json, "tensors" (stats), "ggufHash" and "dequantized" (hash), "other" and "exactNames" (diff)}.
 std::string command_line_json(const CommandLine& command);
 
 // What a CLI prints for a usage error (exit status 2) and for --version.

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 37> kOptions = {{
+const std::array<OptionRow, 38> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -96,6 +96,8 @@ const std::array<OptionRow, 37> kOptions = {{
      "IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, IQ3_XXS and Q2_K_S need one", kAny},
     {OptionId::allow_requantize, "allowRequantize", "--allow-requantize", "",
      "--to gguf: quantize tensors that are already quantized (through F32), as llama-quantize's option", kAny},
+    {OptionId::exact_names, "exactNames", "--exact-names", "",
+     "match tensors by their names only: no GGUF <-> Hugging Face renaming, no q / k rows put back in order", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }

@@ -31,7 +31,7 @@ enum class OptionId : uint8_t {
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
-  split_max_tensors, imatrix, allow_requantize,
+  split_max_tensors, imatrix, allow_requantize, exact_names,
 };
 
 struct OptionRow {

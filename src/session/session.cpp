@@ -174,10 +174,10 @@ Status Session::run_hash_step(size_t i) {
   return hash_->step(i, files_, &scheme_inputs_);
 }
 
-Status Session::plan_diff(const Session& other) {
+Status Session::plan_diff(const Session& other, const DiffOptions& options) {
   if (!model_ || !other.model_) return no_model();
   diff_.reset();
-  AMN_ASSIGN(auto run, DiffRun::start(*model_, *other.model_));
+  AMN_ASSIGN(auto run, DiffRun::start(*model_, *other.model_, options));
   diff_.emplace(std::move(run));
   return {};
 }

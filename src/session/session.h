@@ -89,7 +89,7 @@ class Session {
   // plan_diff, every run_diff_step in order (need_bytes for the files of the session
   // diff_step_side(i) names: 0 this one, 1 `other`), then diff_json, diff_text (the CLI's
   // table) and diff_exit_status (0 identical, 3 different).
-  Status plan_diff(const Session& other);
+  Status plan_diff(const Session& other, const DiffOptions& options = {});
   size_t diff_step_count() const { return diff_ ? diff_->steps() : 0; }
   int diff_step_side(size_t i) const { return diff_ ? diff_->side(i) : 0; }
   Status run_diff_step(size_t i, Session& other);

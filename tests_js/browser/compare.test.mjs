@@ -53,5 +53,14 @@ test('compare: an F16 GGUF against its Q4_K_M, and the constructed pair', { time
     assert.deepEqual(onlyB.slice(1, 5), ['only in b', '–', 'F32', '–']);
     const shape = await page.$$eval('#compare-body tr[data-name="shape"] td', (tds) => tds.map((td) => td.textContent));
     assert.deepEqual(shape.slice(2, 4), ['F32 [2, 3]', 'F32 [3, 2]']);
+
+    // A Hugging Face checkpoint against llama.cpp's Q8_0 GGUF of it: matched through the names.
+    const hf = JSON.parse(await readFile(join(FIXTURES, 'diff/tiny_llama_hf-Q8_0.expected.json'), 'utf8'));
+    await page.setInputFiles('#file-input', [await file('diff/tiny_llama_hf/model.safetensors', 'model.safetensors')]);
+    assert.equal(await settled(page), 'model');
+    await page.setInputFiles('#compare-files', [await file('diff/tiny_llama_hf-Q8_0.gguf', 'tiny_llama_hf-Q8_0.gguf')]);
+    await page.waitForSelector('#compare:not([hidden])');
+    const mapped = await page.$$eval('#compare-body tr', (trs) => trs.map((tr) => [tr.dataset.status, tr.children[0].textContent]));
+    assert.deepEqual(mapped, hf.tensors.map((e) => [e.status, `${e.name} = ${e.name_b}`]));
   });
 });

@@ -59,6 +59,28 @@ test('diff of different models: exit status 3, the same table and JSON on both C
   assert.deepEqual(q.tensors.map((t) => t.status), qe.tensors.map((t) => t.status));
 });
 
+test('a Hugging Face checkpoint against llama.cpp GGUFs of it: matched through the GGUF names on both CLIs', () => {
+  const HF = 'fixtures/diff/tiny_llama_hf';
+  for (const quant of ['bf16', 'Q8_0']) {
+    const gguf = `fixtures/diff/tiny_llama_hf-${quant}.gguf`;
+    const j = same(['diff', HF, gguf, '--json']);
+    assert.equal(j.code, 3, j.err);
+    const doc = JSON.parse(j.out);
+    const want = JSON.parse(readFileSync(join(root, `fixtures/diff/tiny_llama_hf-${quant}.expected.json`), 'utf8'));
+    assert.equal(doc.name_map, 'llama');
+    assert.deepEqual(doc.tensors.map((t) => [t.name, t.name_b, t.status]), want.tensors.map((t) => [t.name, t.name_b, t.status]));
+    assert.equal(doc.tensors.filter((t) => t.rows_permuted).length, 4);
+  }
+  const r = same(['diff', HF, 'fixtures/diff/tiny_llama_hf-Q8_0.gguf']);
+  assert.match(r.out, /\nmodel\.layers\.0\.self_attn\.q_proj\.weight = blk\.0\.attn_q\.weight +different +BF16 +Q8_0 /);
+  assert.match(r.out, /\n21 matched through llama\.cpp's llama GGUF <-> Hugging Face names \(q \/ k rows compared in one order\)\n/);
+  // --exact-names: plain names only, and none is shared.
+  const exact = JSON.parse(same(['diff', HF, 'fixtures/diff/tiny_llama_hf-Q8_0.gguf', '--exact-names', '--json']).out);
+  assert.equal(exact.name_map, undefined);
+  assert.equal(exact.tensors.length, 42);
+  assert.ok(exact.tensors.every((t) => t.status === 'only_in_a' || t.status === 'only_in_b'));
+});
+
 test('diff errors and misuse: exit 1 for an input that does not open, 2 for a missing argument', () => {
   const missing = same(['diff', A, 'fixtures/diff/none.safetensors']);
   assert.equal(missing.code, 1);

@@ -66,3 +66,24 @@ test('diff: progress, cancelling, and errors', async () => {
   await rejectsAborted(assert, amn.diff(A, B, { signal: controller.signal }));
   await rejectsWith(assert, amn.diff(A, fixture('diff/none.safetensors')), 'io');
 });
+
+test('diff of a Hugging Face checkpoint and llama.cpp\'s Q8_0 GGUF of it: gguf-py\'s numbers, through the names', async () => {
+  const want = JSON.parse(readFileSync(fixture('diff/tiny_llama_hf-Q8_0.expected.json'), 'utf8'));
+  const hf = fixture('diff/tiny_llama_hf/model.safetensors');
+  const gguf = fixture('diff/tiny_llama_hf-Q8_0.gguf');
+  const d = await amn.diff(hf, gguf);
+  assert.equal(d.name_map, 'llama');
+  assert.equal(d.tensors.length, want.tensors.length);
+  for (const [i, w] of want.tensors.entries()) {
+    const got = d.tensors[i];
+    assert.deepEqual([got.name, got.name_b, got.status], [w.name, w.name_b, w.status]);
+    for (const k of ['elements', 'equal']) assert.equal(got[k], w[k], `${w.name}.${k}`);
+    // gguf-py's numpy Q8_0 dequantizer and ggml's may round an F32 value apart.
+    for (const k of ['max_abs_diff', 'mae', 'rmse', 'cosine']) {
+      assert.ok(Math.abs(got[k] - w[k]) <= 1e-6 * Math.max(1e-9, Math.abs(w[k])), `${w.name}.${k}: ${got[k]} vs ${w[k]}`);
+    }
+  }
+  const exact = await amn.diff(hf, gguf, { exactNames: true });
+  assert.equal(exact.name_map, undefined);
+  assert.equal(exact.tensors.filter((t) => t.status === 'only_in_a').length, 21);
+});

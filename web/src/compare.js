@@ -67,7 +67,9 @@ export class ComparePanel {
     this.ui.body.replaceChildren(...diff.tensors.map((t) => {
       const side = (dtype, shape) => (dtype === null ? '–' : t.status === 'shape_mismatch' ? `${dtype} [${shape.join(', ')}]` : dtype);
       const cosine = t.cosine === null ? '–' : fixed(t.cosine, 6);
-      const tr = metricRow(t.name, [t.name, t.status.replaceAll('_', ' '), side(t.dtype_a, t.shape_a), side(t.dtype_b, t.shape_b),
+      // A tensor matched through llama.cpp's GGUF <-> Hugging Face names shows both (as the CLI).
+      const name = t.name_b ? `${t.name} = ${t.name_b}` : t.name;
+      const tr = metricRow(t.name, [name, t.status.replaceAll('_', ' '), side(t.dtype_a, t.shape_a), side(t.dtype_b, t.shape_b),
         sci(t.max_abs_diff), sci(t.mae), sci(t.rmse), cosine, snr(t)], 4);
       tr.dataset.status = t.status;
       return tr;
