@@ -4,7 +4,8 @@
 // rotated by one each round), and reports each contender's median and its ratio to a
 // reference: the median over rounds of (contender / reference) within the round. On a
 // shared VM whose speed swings, only such same-run ratios mean anything.
-//   1. safetensors header from a local file: open() vs fs reads + JSON.parse (the floor)
+//   1. safetensors header from a local file: open() vs fs reads + JSON.parse (the floor:
+//      readSync, the tighter; FileHandle reads wait on libuv's thread pool)
 //   2. safetensors over localhost HTTP: open(url) vs @huggingface/hub parseSafetensorsMetadata
 //   3. GGUF, local and over localhost HTTP: open() vs @huggingface/gguf gguf()
 //   4. cold start: `amn inspect` vs `gguf-view` (@huggingface/gguf's CLI) in fresh processes
@@ -176,8 +177,8 @@ const local = [];
 for (const f of st) {
   const n = await tensorCount(f.path);
   local.push({ input: `${f.label}, ${(f.headerBytes / 1024).toFixed(0)} KiB header`, rows: await compare([
-    { name: 'fs.promises read ×2 + JSON.parse (floor)', fn: floorAsync(f.path, n) },
-    { name: 'fs.readSync ×2 + JSON.parse', fn: floorSync(f.path, n) },
+    { name: 'fs.readSync ×2 + JSON.parse (floor)', fn: floorSync(f.path, n) },
+    { name: 'fs.promises FileHandle.read ×2 + JSON.parse', fn: floorAsync(f.path, n) },
     { name: 'anamnesis open(path)', fn: amnOpen(f.path) },
     { name: 'anamnesis open(path) + .info', fn: amnInfo(f.path, n) },
   ]) });
