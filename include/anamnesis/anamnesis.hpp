@@ -185,8 +185,8 @@ struct TensorHash {
 
 struct HashResult {
   bool dequantized = false;
-  // The stored records in file order (dequantized: the tensors tensors() lists, a quantized
-  // weight once), each over its own bytes.
+  // The stored records in file order, each over its own bytes; dequantized: the tensors
+  // `amn stats` lists (tensors()' names, and a consumed companion such as an FP8 k_scale).
   std::vector<TensorHash> tensors;
   TensorHash model;  // every tensor's bytes in order, nothing else (metadata edits keep it)
   std::string uuid;  // llama.cpp gguf-hash's UUIDv5 over the same bytes
