@@ -387,6 +387,12 @@ export interface ForgetOptions {
   /** GGUF: the name recorded in quantize.imatrix.file for `imatrix` given as bytes
    *  (default: the path as given, the File's name, or 'imatrix'). */
   imatrixName?: string;
+  /** GGUF, with `imatrix`: use the matrix only for the tensors whose names contain one of
+   *  these (llama-quantize --include-weights). Not with `excludeWeights`. */
+  includeWeights?: string[];
+  /** GGUF, with `imatrix`: do not use the matrix for the tensors whose names contain one
+   *  of these (llama-quantize --exclude-weights). */
+  excludeWeights?: string[];
   /** GGUF: llama-quantize --allow-requantize (quantized tensors go through F32). */
   allowRequantize?: boolean;
   /** GGUF: KVs to set, as convert's. */
@@ -397,6 +403,9 @@ export interface ForgetOptions {
   blocksize?: number;
   /** nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics). */
   doubleQuant?: boolean;
+  /** nf4 / fp4 with doubleQuant: torch's thread count in the run to match (its absmax
+   *  mean's last bits depend on it from 32768 blocks on; default 1). */
+  torchThreads?: number;
   /** mlx: bits per weight, 2, 3, 4, 5, 6 or 8 (default 4). */
   bits?: 2 | 3 | 4 | 5 | 6 | 8;
   /** mlx: weights per scale and bias, 32, 64 or 128 (default 64). */

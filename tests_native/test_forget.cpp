@@ -7,11 +7,13 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 
 #include <simdjson.h>
 
 #include "core/json.h"
+#include "kernels/lethe/bnb_encode.h"
 #include "session/open.h"
 #include "schemes/forget_nvfp4.h"
 #include "session/session.h"
@@ -62,6 +64,54 @@ TEST_CASE("forget, sans-IO: double-quantized NF4 equals bitsandbytes' bytes", "[
   }
   const std::string report = s.forget_report_json();
   CHECK(report.find("\"quantized\":5") != std::string::npos);
+}
+
+TEST_CASE("forget nf4 --double-quant --torch-threads: the offset torch computes with that many threads", "[forget]") {
+  // From 32768 absmax values torch's mean sums one chunk per thread: find a count whose
+  // F32 mean changes between 1 and 3 threads (torch_mean_f32 is checked against torch in
+  // test_lethe_bnb.cpp), then make a weight with exactly that many 32-element blocks whose
+  // absmax are those values (each block's first element; the rest zeros).
+  std::vector<float> values(70000);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(1e-3f, 5.0f);
+  for (auto& v : values) v = dist(rng);
+  uint64_t blocks = 0;
+  for (uint64_t n = 32768; n < values.size() && !blocks; ++n) {
+    if (lethe::torch_mean_f32(values.data(), n, 1) != lethe::torch_mean_f32(values.data(), n, 3)) blocks = n;
+  }
+  REQUIRE(blocks > 0);
+  std::vector<float> weight(blocks * 32, 0.0f);
+  for (uint64_t b = 0; b < blocks; ++b) weight[b * 32] = values[b];
+  std::vector<uint8_t> data(weight.size() * 4);
+  std::memcpy(data.data(), weight.data(), data.size());
+  const auto file = amn::test::make_safetensors(
+      R"({"model.layers.0.mlp.up_proj.weight":{"dtype":"F32","shape":[)" + std::to_string(blocks) + R"(,32],"data_offsets":[0,)" +
+          std::to_string(data.size()) + "]}}",
+      data);
+  auto offset_of = [&](const std::string& request) {
+    Session s("");
+    s.add_file("model.safetensors", file.size());
+    REQUIRE(feed(s, file, [&] { return s.parse(); }));
+    REQUIRE(s.plan_forget(request));
+    const auto out = tensors_of(amn::test::planned_output(s, file));
+    const auto& state = out.at("model.layers.0.mlp.up_proj.weight.quant_state.bitsandbytes__nf4");
+    const std::string json(state.begin(), state.end());
+    const auto at = json.find("\"nested_offset\": ");
+    REQUIRE(at != std::string::npos);
+    return json.substr(at + 17, json.find_first_of(",}", at) - at - 17);
+  };
+  const std::string one = offset_of(R"({"scheme":"nf4","blocksize":32,"doubleQuant":true})");
+  const std::string three = offset_of(R"({"scheme":"nf4","blocksize":32,"doubleQuant":true,"torchThreads":3})");
+  CHECK(one == python_float_repr(lethe::torch_mean_f32(values.data(), blocks, 1)));
+  CHECK(three == python_float_repr(lethe::torch_mean_f32(values.data(), blocks, 3)));
+  CHECK(one != three);
+  // Only where it matters: with double quantization.
+  Session s("");
+  s.add_file("model.safetensors", file.size());
+  REQUIRE(feed(s, file, [&] { return s.parse(); }));
+  auto refused = s.plan_forget(R"({"scheme":"nf4","torchThreads":2})");
+  REQUIRE(!refused);
+  CHECK(refused.error().message == "torchThreads: the thread count matters only with double quantization");
 }
 
 TEST_CASE("forget: --skip, --only and --strict choose the tensors", "[forget]") {

@@ -8,6 +8,7 @@
 
 #include "formats/gguf/describe.h"
 #include "session/open.h"
+#include "session/request.h"
 #include "session/session.h"
 #include "session_support.h"
 #include "support.h"
@@ -207,6 +208,48 @@ TEST_CASE("forget --to gguf --imatrix writes llama-quantize's tensors and KVs", 
     const auto plain = tensors_of(read_file(fixture_path("gguf_ftype/tiny-IQ4_XS.gguf")));
     const auto with = tensors_of(read_file(fixture_path("gguf_ftype/tiny-imatrix-IQ4_XS.gguf")));
     CHECK(plain.at("blk.0.ffn_up.weight").bytes != with.at("blk.0.ffn_up.weight").bytes);
+  }
+}
+
+TEST_CASE("forget --to gguf --include-weights / --exclude-weights select the matrix's entries as llama-quantize",
+          "[forget][gguf][ftype][imatrix]") {
+  // llama-quantize --imatrix tiny.imatrix.gguf with the options below (README.md): the
+  // entries left are the only ones used, and entries_count counts them.
+  struct Case {
+    const char *fixture, *request, *entries;
+  } cases[] = {
+      {"tiny-imatrix-include-IQ4_XS.gguf", R"("scheme":"IQ4_XS","includeWeights":["attn_v","ffn_down"])", "6"},
+      {"tiny-imatrix-exclude-Q4_K_M.gguf", R"("scheme":"Q4_K_M","excludeWeights":["attn_v","blk.1."])", "13"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.fixture) {
+      const auto want = read_file(fixture_path(std::string("gguf_ftype/") + c.fixture));
+      const auto got = forget(std::string(R"({"to":"gguf","imatrix":"tiny.imatrix.gguf",)") + c.request + "}", kInput,
+                              "gguf_ftype/tiny.imatrix.gguf");
+      check_same_tensors(want, got);
+      const std::string count = std::string("quantize.imatrix.entries_count=UINT32:") + c.entries + "\n";
+      CHECK(imatrix_kvs(want).find(count) != std::string::npos);
+      CHECK(imatrix_kvs(got) == imatrix_kvs(want));
+    }
+  }
+  SECTION("the selection changes the bytes") {  // else the cases above could pass with every entry
+    const auto all = tensors_of(read_file(fixture_path("gguf_ftype/tiny-imatrix-IQ4_XS.gguf")));
+    const auto some = tensors_of(read_file(fixture_path("gguf_ftype/tiny-imatrix-include-IQ4_XS.gguf")));
+    CHECK(all.at("blk.0.ffn_up.weight").bytes != some.at("blk.0.ffn_up.weight").bytes);
+    CHECK(all.at("blk.0.attn_v.weight").bytes == some.at("blk.0.attn_v.weight").bytes);
+  }
+  SECTION("not both, and not without a matrix") {
+    auto r = convert_request_from_json(R"({"to":"gguf","scheme":"Q4_K_M","imatrix":"m","includeWeights":["a"],"excludeWeights":["b"]})",
+                                       Verb::forget, Surface::cli);
+    REQUIRE(r);
+    auto s = forget_settings(*r, Surface::cli);
+    REQUIRE(!s);
+    CHECK(s.error().message == "--include-weights and --exclude-weights cannot be used together (as in llama-quantize)");
+    r = convert_request_from_json(R"({"to":"gguf","scheme":"Q4_K_M","excludeWeights":["b"]})", Verb::forget, Surface::api);
+    REQUIRE(r);
+    s = forget_settings(*r, Surface::api);
+    REQUIRE(!s);
+    CHECK(s.error().message == "excludeWeights needs imatrix");
   }
 }
 

@@ -110,6 +110,9 @@ TEST_CASE("output names: remember without a target is lossless, <stem>.safetenso
   CHECK(plan == R"({"ok":true,"folder":false,"single":false,"sharded":false,"target":"dir/f2_le.safetensors","name":"f2_le.safetensors"})");
   CHECK_THAT(output_plan_json(R"({"request":{"verb":"remember"},"place":{"entry":"model.safetensors"}})", &*mixed),
              Catch::Contains(R"("name":"model-remembered.safetensors")"));
+  // A request that names a scheme and no verb is a forget: the core decides, not npm.
+  CHECK_THAT(output_plan_json(R"({"request":{"scheme":"nf4","dtype":null},"place":{"entry":"model.safetensors"}})", &*mixed),
+             Catch::Contains(R"("name":"model-nf4")"));
 }
 
 TEST_CASE("the command line: remember has no default target") {

@@ -146,18 +146,12 @@ async function runConvert(M, cmd) {
       let result;
       const like = req.like ? await open(req.like, { limits: cmd.limits }) : null;
       try {
+        // The core's request as parsed from the command line: its keys are forget()'s
+        // option names (null: not given), so a new option needs no line here. --like REF is
+        // opened above; --imatrix FILE is read from disk and named as given (the output's
+        // quantize.imatrix.file).
         result = await model.forget({
-          scheme: req.scheme ?? undefined, to: req.to, pure: req.pure, ggufKv: req.ggufKv,
-          outputTensorType: req.outputTensorType ?? undefined, tokenEmbeddingType: req.tokenEmbeddingType ?? undefined,
-          leaveOutputTensor: req.leaveOutputTensor, allowRequantize: req.allowRequantize,
-          // --imatrix FILE: read from disk, named as given (the output's quantize.imatrix.file)
-          imatrix: req.imatrix ?? undefined,
-          blocksize: req.blocksize ?? undefined, doubleQuant: req.doubleQuant,
-          bits: req.bits ?? undefined, groupSize: req.groupSize ?? undefined,
-          skip: req.skip, only: req.only, strict: req.strict, like, reuseScales: req.reuseScales, sink: target,
-          shards: req.shards ?? undefined, maxShardSize: req.maxShardSize ?? undefined,
-          splitMaxSize: req.splitMaxSize ?? undefined, splitMaxTensors: req.splitMaxTensors ?? undefined,
-          overwrite: req.force, sync: req.sync, onProgress: (p) => bar.update(p), signal: controller.signal,
+          ...req, like, sink: target, overwrite: req.force, onProgress: (p) => bar.update(p), signal: controller.signal,
         });
       } catch (err) {
         if (err instanceof AmnError && err.code === 'exists') check(M, M.outputRefusal('exists', target, ''));

@@ -267,8 +267,8 @@ export class Model {
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
   async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, imatrix, imatrixName,
-    allowRequantize = false, ggufKv,
-    ggufMetadata, blocksize, doubleQuant = false, bits, groupSize, skip, only, shards, maxShardSize, splitMaxSize,
+    includeWeights, excludeWeights, allowRequantize = false, ggufKv,
+    ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, skip, only, shards, maxShardSize, splitMaxSize,
     splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress,
     signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
@@ -284,9 +284,10 @@ export class Model {
     const matrix = imatrix === undefined || imatrix === null ? null : await imatrixInput(imatrix, imatrixName);
     const request = {
       verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
-      imatrix: matrix ? matrix.name : null, allowRequantize,
+      imatrix: matrix ? matrix.name : null, includeWeights: includeWeights ?? null, excludeWeights: excludeWeights ?? null,
+      allowRequantize,
       outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
-      ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, bits: bits ?? null,
+      ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, torchThreads: torchThreads ?? null, bits: bits ?? null,
       groupSize: groupSize ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
       splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),
       like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales,
@@ -353,7 +354,7 @@ export class Model {
   outputName({ to = 'safetensors', dtype, castAll = false, verb = 'convert', sharded = false, scheme } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
     if (scheme !== undefined) {
-      return this[OUTPUT_PLAN]({ request: { verb: 'forget', scheme, to }, surface: 'api', destination: 'single', place: { entry } }).name;
+      return this[OUTPUT_PLAN]({ request: { scheme, to }, surface: 'api', destination: 'single', place: { entry } }).name;
     }
     return this[OUTPUT_PLAN]({
       request: { verb, to, dtype: dtype ?? null, castAll }, surface: 'api',
@@ -368,11 +369,9 @@ export class Model {
   outputLayout({ to = 'safetensors', dtype, castAll = false, verb, scheme, shards, maxShardSize, splitMaxSize,
     splitMaxTensors } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
-    const forget = verb === 'forget' || scheme !== undefined;
     const request = {
-      verb: forget ? 'forget' : verb ?? 'convert', to, castAll, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
-      splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null,
-      ...(forget ? { scheme: scheme ?? null } : { dtype: dtype ?? null }),
+      verb: verb ?? null, scheme: scheme ?? null, dtype: dtype ?? null, to, castAll, shards: shards ?? null,
+      maxShardSize: maxShardSize ?? null, splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null,
     };
     const plan = this[OUTPUT_PLAN]({
       request, surface: 'api', shardedInput: Boolean(this.info.sharded), destination: 'path', place: { entry },

@@ -36,7 +36,7 @@ constexpr std::array kSchemes = {
 std::span<const ForgetSchemeRow> forget_scheme_rows() { return kSchemes; }
 
 Status no_bnb_settings(const ForgetSettings& s) {
-  if (!s.blocksize && !s.double_quant) return {};
+  if (!s.blocksize && !s.double_quant && s.torch_threads == 1) return {};
   return make_error(ErrorCode::invalid_argument, s.scheme + " has no blocksize or double quantization (bitsandbytes 4-bit only)");
 }
 

@@ -28,6 +28,10 @@ struct ForgetSettings {
   std::string scheme;          // a forget_scheme_rows() name
   uint64_t blocksize = 0;      // bitsandbytes 4-bit: 0 = the producer's default (64)
   bool double_quant = false;   // bitsandbytes 4-bit: quantize the absmax too
+  // bitsandbytes 4-bit double quant: torch.get_num_threads() of the producer's run. Its
+  // absmax.mean() sums one chunk per thread from 32768 values on, so the offset's last
+  // bits depend on it (fixtures/lethe/bnb/README.md "double quant").
+  uint32_t torch_threads = 1;
   uint32_t bits = 0;           // mlx: 0 = the producer's default (4)
   uint64_t group_size = 0;     // mlx: 0 = the producer's default (64)
   // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes

@@ -32,8 +32,9 @@ std::string_view torch_dtype_name(DType t) {
 
 class Bnb4Op final : public EncodeOp {
  public:
-  Bnb4Op(const TensorRecord& t, Bnb4Type type, uint64_t blocksize, bool nested)
-      : type_(type), blocksize_(blocksize), nested_(nested), n_(t.elements), blocks_((t.elements + blocksize - 1) / blocksize) {
+  Bnb4Op(const TensorRecord& t, Bnb4Type type, uint64_t blocksize, bool nested, unsigned torch_threads)
+      : type_(type), blocksize_(blocksize), nested_(nested), torch_threads_(torch_threads), n_(t.elements),
+        blocks_((t.elements + blocksize - 1) / blocksize) {
     const std::string& w = t.name;
     specs_.push_back({w, DType::U8, {(n_ + 1) / 2, 1}, (n_ + 1) / 2});
     specs_.push_back({w + ".absmax", nested ? DType::U8 : DType::F32, {blocks_}, blocks_ * (nested ? 1 : 4)});
@@ -85,6 +86,7 @@ class Bnb4Op final : public EncodeOp {
   Bnb4Type type_;
   uint64_t blocksize_;
   bool nested_;
+  unsigned torch_threads_;
   uint64_t n_, blocks_;
   DType dtype_ = DType::BF16;
   std::vector<uint64_t> shape_;
@@ -112,7 +114,7 @@ const Bnb4Op::Stats& Bnb4Op::stats(std::span<const uint8_t> source, DType from) 
     }
     s.codes.resize(blocks_);
     s.nested_absmax.resize((blocks_ + kNestedBlocksize - 1) / kNestedBlocksize);
-    s.offset = lethe::bnb4_double_quant(s.absmax.data(), blocks_, s.codes.data(), s.nested_absmax.data());
+    s.offset = lethe::bnb4_double_quant(s.absmax.data(), blocks_, s.codes.data(), s.nested_absmax.data(), torch_threads_);
     s.resolved.resize(blocks_);
     quant::resolve_bnb_nested_absmax(s.codes.data(), blocks_, reinterpret_cast<const uint8_t*>(lethe::bnb_dynamic_map()),
                                      reinterpret_cast<const uint8_t*>(s.nested_absmax.data()), kNestedBlocksize,
@@ -231,8 +233,8 @@ class Int8Op final : public EncodeOp {
 
 class BnbForgetter final : public Forgetter {
  public:
-  BnbForgetter(std::string scheme, uint64_t blocksize, bool nested)
-      : scheme_(std::move(scheme)), blocksize_(blocksize), nested_(nested) {}
+  BnbForgetter(std::string scheme, uint64_t blocksize, bool nested, unsigned torch_threads = 1)
+      : scheme_(std::move(scheme)), blocksize_(blocksize), nested_(nested), torch_threads_(torch_threads) {}
 
   std::string default_keep_reason(const TensorRecord& t) const override { return linear_keep_reason(t); }
 
@@ -245,7 +247,7 @@ class BnbForgetter final : public Forgetter {
 
   std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const override {
     if (scheme_ == "int8") return std::make_shared<Int8Op>(t);
-    return std::make_shared<Bnb4Op>(t, scheme_ == "nf4" ? Bnb4Type::nf4 : Bnb4Type::fp4, blocksize_, nested_);
+    return std::make_shared<Bnb4Op>(t, scheme_ == "nf4" ? Bnb4Type::nf4 : Bnb4Type::fp4, blocksize_, nested_, torch_threads_);
   }
 
   // BitsAndBytesConfig.to_dict() as transformers writes it into config.json.
@@ -274,13 +276,14 @@ class BnbForgetter final : public Forgetter {
   std::string scheme_;
   uint64_t blocksize_;
   bool nested_;
+  unsigned torch_threads_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_bnb_forgetter(const ForgetSettings& s) {
   if (s.scheme == "int8") {
-    if (s.blocksize || s.double_quant) {
+    if (s.blocksize || s.double_quant || s.torch_threads != 1) {
       return make_error(ErrorCode::invalid_argument, "int8 has no blocksize or double quantization (4-bit only)");
     }
     return std::unique_ptr<Forgetter>(std::make_unique<BnbForgetter>(s.scheme, 0, false));
@@ -290,7 +293,10 @@ Result<std::unique_ptr<Forgetter>> make_bnb_forgetter(const ForgetSettings& s) {
     return make_error(ErrorCode::invalid_argument,
                       "blocksize " + std::to_string(b) + ": bitsandbytes takes a power of two from 32 to 4096");
   }
-  return std::unique_ptr<Forgetter>(std::make_unique<BnbForgetter>(s.scheme, b, s.double_quant));
+  if (s.torch_threads != 1 && !s.double_quant) {
+    return make_error(ErrorCode::invalid_argument, "torchThreads: the thread count matters only with double quantization");
+  }
+  return std::unique_ptr<Forgetter>(std::make_unique<BnbForgetter>(s.scheme, b, s.double_quant, s.torch_threads));
 }
 
 }  // namespace amn

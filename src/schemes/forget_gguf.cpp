@@ -379,7 +379,7 @@ Result<std::optional<GgmlType>> option_type(const std::string& name, std::string
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) {
-  if (s.blocksize || s.double_quant) {
+  if (s.blocksize || s.double_quant || s.torch_threads != 1) {
     return make_error(ErrorCode::invalid_argument, "GGUF types have no blocksize or double quantization (bitsandbytes 4-bit only)");
   }
   if (!s.gguf && (!s.imatrix_file.empty() || s.allow_requantize)) {

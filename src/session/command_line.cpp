@@ -79,9 +79,9 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 }
 
 struct Raw {
-  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, bits, group_size, like,
+  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, torch_threads, bits, group_size, like,
       output_tensor_type, token_embedding_type, imatrix;
-  std::vector<std::string> gguf_kv, skip, only, tensors;
+  std::vector<std::string> gguf_kv, skip, only, tensors, include_weights, exclude_weights;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
        strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false,
        dequantized = false, allow_requantize = false;
@@ -160,6 +160,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     AMN_ASSIGN(r.bits, whole_number(raw.bits, OptionId::bits));
     AMN_ASSIGN(r.group_size, whole_number(raw.group_size, OptionId::group_size));
     r.double_quant = raw.double_quant;
+    AMN_ASSIGN(r.torch_threads, whole_number(raw.torch_threads, OptionId::torch_threads));
     r.skip = raw.skip;
     r.only = raw.only;
     r.strict = raw.strict;
@@ -170,6 +171,8 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     r.token_embedding_type = raw.token_embedding_type;
     r.leave_output_tensor = raw.leave_output_tensor;
     r.imatrix = raw.imatrix;
+    r.include_weights = raw.include_weights;
+    r.exclude_weights = raw.exclude_weights;
     r.allow_requantize = raw.allow_requantize;
     AMN_TRY(forget_settings(r, Surface::cli));
   }
@@ -240,11 +243,14 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[4], OptionId::token_embedding_type, raw.token_embedding_type);
   add_flag(verbs[4], OptionId::leave_output_tensor, raw.leave_output_tensor);
   add(verbs[4], OptionId::imatrix, raw.imatrix);
+  add(verbs[4], OptionId::include_weights, raw.include_weights);
+  add(verbs[4], OptionId::exclude_weights, raw.exclude_weights);
   add_flag(verbs[4], OptionId::allow_requantize, raw.allow_requantize);
   add(verbs[4], OptionId::gguf_kv, raw.gguf_kv);
   add(verbs[4], OptionId::output, raw.output);
   add(verbs[4], OptionId::blocksize, raw.blocksize);
   add_flag(verbs[4], OptionId::double_quant, raw.double_quant);
+  add(verbs[4], OptionId::torch_threads, raw.torch_threads);
   add(verbs[4], OptionId::bits, raw.bits);
   add(verbs[4], OptionId::group_size, raw.group_size);
   add(verbs[4], OptionId::skip, raw.skip);

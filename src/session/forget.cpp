@@ -94,6 +94,20 @@ std::vector<GgufKv> imatrix_kv(const ConvertRequest& request, const ImportanceMa
   return kv;
 }
 
+// llama-quantize's prepare_imatrix: --exclude-weights drops the entries whose names
+// contain one of the strings, --include-weights keeps only those (never both).
+std::shared_ptr<const ImportanceMatrix> select_imatrix(std::shared_ptr<const ImportanceMatrix> m, const ConvertRequest& r) {
+  if (!m || (r.include_weights.empty() && r.exclude_weights.empty())) return m;
+  auto contains_one = [](const std::string& name, const std::vector<std::string>& parts) {
+    return std::any_of(parts.begin(), parts.end(), [&](const std::string& p) { return name.find(p) != std::string::npos; });
+  };
+  auto out = std::make_shared<ImportanceMatrix>(*m);
+  std::erase_if(out->entries, [&](const auto& e) {
+    return r.include_weights.empty() ? contains_one(e.first, r.exclude_weights) : !contains_one(e.first, r.include_weights);
+  });
+  return out;
+}
+
 }  // namespace
 
 Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface,
@@ -102,6 +116,7 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   if (!request.imatrix.empty() && !imatrix) {
     return make_error(ErrorCode::invalid_argument, option_name(OptionId::imatrix, surface) + ": the importance matrix file was not read");
   }
+  imatrix = select_imatrix(std::move(imatrix), request);
   settings.imatrix = imatrix;
   ForgetOptions options;
   if (!request.like.empty()) {

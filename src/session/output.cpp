@@ -260,10 +260,14 @@ std::string output_plan_json(std::string_view json, const Model* model) {
   }
   std::string_view text;
   const Surface surface = !obj["surface"].get_string().get(text) && text == "cli" ? Surface::cli : Surface::api;
+  // The verb, when the request names none, follows from its options: a request that
+  // names a scheme is a forget (npm outputName({ scheme }) / outputLayout({ scheme })).
   Verb verb = Verb::convert;
   if (!obj["request"]["verb"].get_string().get(text)) {
     if (text == "remember") verb = Verb::remember;
     if (text == "forget") verb = Verb::forget;
+  } else if (!obj["request"]["scheme"].get_string().get(text)) {
+    verb = Verb::forget;
   }
   simdjson::dom::element request_json;
   const std::string request_text = obj["request"].get(request_json) ? "{}" : simdjson::to_string(request_json);

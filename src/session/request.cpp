@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 37> kOptions = {{
+const std::array<OptionRow, 40> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -61,6 +61,9 @@ const std::array<OptionRow, 37> kOptions = {{
      "nf4 / fp4: elements per absmax block, a power of two from 32 to 4096 (default 64)", kAny},
     {OptionId::double_quant, "doubleQuant", "--double-quant", "",
      "nf4 / fp4: quantize the absmax too (bitsandbytes' compress_statistics)", kAny},
+    {OptionId::torch_threads, "torchThreads", "--torch-threads", "N",
+     "nf4 / fp4 --double-quant: torch's thread count in the run to match (the absmax mean's last bits depend on it "
+     "from 32768 blocks on; default 1)", kAny},
     {OptionId::bits, "bits", "--bits", "N", "mlx: bits per weight, 2, 3, 4, 5, 6 or 8 (default 4)", kAny},
     {OptionId::group_size, "groupSize", "--group-size", "N",
      "mlx: weights per scale and bias, 32, 64 or 128 (default 64)", kAny},
@@ -96,6 +99,10 @@ const std::array<OptionRow, 37> kOptions = {{
      "IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, IQ3_XXS and Q2_K_S need one", kAny},
     {OptionId::allow_requantize, "allowRequantize", "--allow-requantize", "",
      "--to gguf: quantize tensors that are already quantized (through F32), as llama-quantize's option", kAny},
+    {OptionId::include_weights, "includeWeights", "--include-weights", "NAME",
+     "with --imatrix: use the matrix only for the tensors whose names contain NAME (repeatable), as llama-quantize's option", kAny},
+    {OptionId::exclude_weights, "excludeWeights", "--exclude-weights", "NAME",
+     "with --imatrix: do not use the matrix for the tensors whose names contain NAME (repeatable), as llama-quantize's option", kAny},
 }};
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
@@ -298,6 +305,8 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_ASSIGN(r.bits, positive_integer(kv.value, OptionId::bits, surface));
     } else if (key == "groupSize") {
       AMN_ASSIGN(r.group_size, positive_integer(kv.value, OptionId::group_size, surface));
+    } else if (key == "torchThreads") {
+      AMN_ASSIGN(r.torch_threads, positive_integer(kv.value, OptionId::torch_threads, surface));
     } else if (key == "doubleQuant") {
       AMN_TRY(as_bool(OptionId::double_quant, r.double_quant));
     } else if (key == "strict") {
@@ -322,9 +331,12 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
     } else if (key == "like") {
       if (kv.value.get_string().get(text)) return bad(option_name(OptionId::like, surface) + " must be a string");
       r.like = std::string(text);
-    } else if (key == "skip" || key == "only") {
-      const OptionId id = key == "skip" ? OptionId::skip : OptionId::only;
-      auto& globs = key == "skip" ? r.skip : r.only;
+    } else if (key == "skip" || key == "only" || key == "includeWeights" || key == "excludeWeights") {
+      const OptionId id = key == "skip" ? OptionId::skip
+                          : key == "only" ? OptionId::only
+                          : key == "includeWeights" ? OptionId::include_weights
+                                                    : OptionId::exclude_weights;
+      auto& globs = key == "skip" ? r.skip : key == "only" ? r.only : key == "includeWeights" ? r.include_weights : r.exclude_weights;
       simdjson::dom::array items;
       const std::string msg = option_name(id, surface) + " must be an array of name patterns";
       if (!kv.value.get_string().get(text)) {
@@ -389,19 +401,24 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("groupSize");
     if (r.group_size) w.value(r.group_size);
     else w.null();
+    w.key("torchThreads");
+    if (r.torch_threads) w.value(r.torch_threads);
+    else w.null();
     w.key("doubleQuant").value(r.double_quant).key("skip").strings(r.skip).key("only").strings(r.only);
     w.key("strict").value(r.strict).key("like").string_or_null(r.like).key("reuseScales").value(r.reuse_scales);
     w.key("pure").value(r.pure).key("leaveOutputTensor").value(r.leave_output_tensor);
     w.key("outputTensorType").string_or_null(r.output_tensor_type);
     w.key("tokenEmbeddingType").string_or_null(r.token_embedding_type);
     w.key("imatrix").string_or_null(r.imatrix).key("allowRequantize").value(r.allow_requantize);
+    w.key("includeWeights").strings(r.include_weights).key("excludeWeights").strings(r.exclude_weights);
   }
   w.end_object();
   return w.take();
 }
 
 Error option_spelled(Error e, Surface surface) {
-  for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type, OptionId::imatrix, OptionId::allow_requantize}) {
+  for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type, OptionId::imatrix, OptionId::allow_requantize,
+                      OptionId::torch_threads}) {
     const std::string key(option_row(id).api_key);
     if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
   }
@@ -417,6 +434,8 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   for (auto& c : s.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   s.blocksize = r.blocksize;
   s.double_quant = r.double_quant;
+  // Beyond any machine's core count: torch would run it, and the sums follow it.
+  s.torch_threads = r.torch_threads ? static_cast<uint32_t>(std::min<uint64_t>(r.torch_threads, 1u << 16)) : 1;
   // Beyond any scheme's range (mlx's largest is 8 bits, 128 a group): the scheme says so.
   s.bits = static_cast<uint32_t>(std::min<uint64_t>(r.bits, 1000));
   s.group_size = std::min<uint64_t>(r.group_size, 1u << 30);
@@ -435,6 +454,15 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
       return bad(option_name(id, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) + " gguf)");
     }
   }
+  // llama-quantize's usage() for both; without a matrix they would silently do nothing.
+  if (!r.include_weights.empty() || !r.exclude_weights.empty()) {
+    const OptionId given = r.include_weights.empty() ? OptionId::exclude_weights : OptionId::include_weights;
+    if (!r.include_weights.empty() && !r.exclude_weights.empty()) {
+      return bad(option_name(OptionId::include_weights, surface) + " and " + option_name(OptionId::exclude_weights, surface) +
+                 " cannot be used together (as in llama-quantize)");
+    }
+    if (r.imatrix.empty()) return bad(option_name(given, surface) + " needs " + option_name(OptionId::imatrix, surface));
+  }
   if (r.leave_output_tensor && !r.output_tensor_type.empty()) {
     return bad(option_name(OptionId::leave_output_tensor, surface) + " and " + option_name(OptionId::output_tensor_type, surface) +
                " contradict each other");
@@ -448,9 +476,10 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
                " gguf)");
   }
   if (!r.like.empty()) {  // the settings are REF's (schemes/forget_like.h checks the scheme)
-    if (r.blocksize || r.double_quant || r.bits || r.group_size) {
+    if (r.blocksize || r.double_quant || r.torch_threads || r.bits || r.group_size) {
       const OptionId given = r.blocksize ? OptionId::blocksize
                              : r.double_quant ? OptionId::double_quant
+                             : r.torch_threads ? OptionId::torch_threads
                              : r.bits         ? OptionId::bits
                                               : OptionId::group_size;
       return bad(option_name(OptionId::like, surface) + " takes the settings from the reference: leave out " +

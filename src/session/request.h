@@ -31,7 +31,7 @@ enum class OptionId : uint8_t {
   max_single_alloc, max_total_bytes, max_item_count, max_decompression_ratio,
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
-  split_max_tensors, imatrix, allow_requantize,
+  split_max_tensors, imatrix, allow_requantize, include_weights, exclude_weights, torch_threads,
 };
 
 struct OptionRow {
@@ -74,6 +74,7 @@ struct ConvertRequest {
   std::string scheme;
   uint64_t blocksize = 0;  // 0: the scheme's default
   bool double_quant = false;
+  uint64_t torch_threads = 0;  // nf4 / fp4 double quant; 0: the scheme's default (1)
   uint64_t bits = 0, group_size = 0;  // mlx; 0: the scheme's default
   std::vector<std::string> skip, only;
   bool strict = false;
@@ -89,6 +90,10 @@ struct ConvertRequest {
   // --allow-requantize.
   std::string imatrix;
   bool allow_requantize = false;
+  // to gguf: llama-quantize's --include-weights / --exclude-weights: the matrix's entries
+  // whose names contain one of these (substrings, as llama-quantize matches them) are the
+  // only ones used / are not used. At most one of the two.
+  std::vector<std::string> include_weights, exclude_weights;
 };
 
 // A scheme's message that starts with an option's API key ("imatrix: ...") with the key
@@ -112,9 +117,9 @@ Status check_shard_request(const ConvertRequest& request, Surface surface);
 // "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "splitMaxSize" (bytes
 // or "2G"), "splitMaxTensors", "ggufKv" [..],
 // "ggufMetadata" (text or object), "output", "force", "sync", "quiet"; forget: "scheme",
-// "blocksize", "doubleQuant", "skip" [globs], "only" [globs], "strict", "pure",
+// "blocksize", "doubleQuant", "torchThreads", "skip" [globs], "only" [globs], "strict", "pure",
 // "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor", "imatrix" (the
-// importance matrix file's name), "allowRequantize"}. Unknown keys
+// importance matrix file's name), "includeWeights" [..], "excludeWeights" [..], "allowRequantize"}. Unknown keys
 // are refused; null means "not given".
 Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface);
 std::string convert_request_json(const ConvertRequest& request);

@@ -112,5 +112,12 @@ test('forget to GGUF Q4_K_M with an importance matrix in the page: llama-quantiz
     } finally {
       await m.close();
     }
+    // "matrix not for": llama-quantize --exclude-weights attn_v --exclude-weights blk.1.
+    await page.fill('#forget-exclude-weights', 'attn_v, blk.1.');
+    const [again] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const excluded = join(dir, `exclude-${again.suggestedFilename()}`);
+    await again.saveAs(excluded);
+    assert.deepEqual(await ggufTensors(amn, await readFile(excluded)),
+      await ggufTensors(amn, await readFile(join(fixtures, 'tiny-imatrix-exclude-Q4_K_M.gguf'))));
   });
 });

@@ -164,13 +164,18 @@ test('misuse is a usage error (exit 2, one line); a quantized input is refused',
     ['--scheme', 'nf4', '--blocksize', '48'],   // not a power of two
     ['--scheme', 'nf4', '--blocksize', '8192'], // too large
     ['--scheme', 'int8', '--blocksize', '64'],  // int8 has none
+    ['--scheme', 'nf4', '--torch-threads', '2'], // only with --double-quant
+    ['--scheme', 'nf4', '--double-quant', '--torch-threads', '0'],
     [],                                          // no scheme
   ]) {
+    const errs = [];
     for (const cli of ['native', 'node']) {
       const r = run(cli, ['forget', input, ...args, '-o', '/nonexistent/x.safetensors']);
       assert.equal(r.code, 2, `${cli} ${args.join(' ')}: ${r.err}`);
       assert.match(r.err, /^amn: usage error: /);
+      errs.push(r.err);
     }
+    assert.equal(errs[1], errs[0], args.join(' '));
   }
   const q = run('native', ['forget', fx('quantized/bnb/nf4.safetensors'), '--scheme', 'nf4', '-o', '/nonexistent/x.safetensors']);
   assert.equal(q.code, 1);

@@ -103,6 +103,8 @@ test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors
   for (const [fixture, input, args] of [
     ['tiny-imatrix-IQ4_XS.gguf', 'tiny_llama_f16.gguf', ['--scheme', 'IQ4_XS', '--imatrix', 'tiny.imatrix.dat']],
     ['tiny-imatrix-IQ2_XS.gguf', 'tiny_llama_f16.gguf', ['--scheme', 'IQ2_XS', '--imatrix', 'tiny.imatrix.gguf']],
+    ['tiny-imatrix-exclude-Q4_K_M.gguf', 'tiny_llama_f16.gguf',
+      ['--scheme', 'Q4_K_M', '--imatrix', 'tiny.imatrix.gguf', '--exclude-weights', 'attn_v', '--exclude-weights', 'blk.1.']],
     ['tiny-Q4_K_M-requant-Q3_K_M.gguf', 'tiny-Q4_K_M.gguf', ['--scheme', 'Q3_K_M', '--allow-requantize']],
   ]) {
     const want = readFileSync(join(fixtures, fixture));
@@ -125,7 +127,9 @@ test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors
   }
   // Refusals: the same lines from both.
   for (const args of [['tiny-Q4_K_M.gguf', '--scheme', 'Q3_K_M'], ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'missing.dat'],
-    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny-Q8_0.gguf']]) {
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny-Q8_0.gguf'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--include-weights', 'attn_v'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny.imatrix.gguf', '--include-weights', 'a', '--exclude-weights', 'b']]) {
     const native = spawnSync(AMN, ['forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')], { encoding: 'utf8', cwd: fixtures });
     const node = spawnSync(process.execPath, [NODE_AMN, 'forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')],
       { encoding: 'utf8', cwd: fixtures });

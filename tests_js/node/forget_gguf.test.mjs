@@ -94,6 +94,13 @@ test('forget to gguf with an importance matrix: llama-quantize --imatrix\'s tens
   const r = await model.forget({ to: 'gguf', scheme: 'IQ4_XS', imatrix: readFileSync(new URL('tiny.imatrix.dat', dir)), imatrixName: 'tiny.imatrix.dat' });
   assert.deepEqual(await ggufTensors(amn, Buffer.from(r.output)), await ggufTensors(amn, readFileSync(new URL('tiny-imatrix-IQ4_XS.gguf', dir))));
   assert.equal((await kv(r.output))['quantize.imatrix.file'], 'tiny.imatrix.dat');
+  // llama-quantize --include-weights attn_v --include-weights ffn_down (fixtures/gguf_ftype/README.md)
+  const some = await model.forget({ to: 'gguf', scheme: 'IQ4_XS', imatrix: new Uint8Array(matrix), includeWeights: ['attn_v', 'ffn_down'] });
+  assert.deepEqual(await ggufTensors(amn, Buffer.from(some.output)),
+    await ggufTensors(amn, readFileSync(new URL('tiny-imatrix-include-IQ4_XS.gguf', dir))));
+  assert.equal((await kv(some.output))['quantize.imatrix.entries_count'], 6);
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', excludeWeights: ['attn_v'] }),
+    (e) => e.code === 'invalid_argument' && e.message === 'excludeWeights needs imatrix');
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ2_XS' }), (e) => e.code === 'invalid_argument' && /imatrix/.test(e.message));
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', imatrix: new Uint8Array([0, 0, 0, 0]) }),
     (e) => e.code === 'parse' && /^imatrix: /.test(e.message));

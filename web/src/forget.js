@@ -5,8 +5,10 @@
 import { formatBytes } from './format.js';
 import { fixed, metricRow, sci } from './metric-rows.js';
 
-const $ = (id) => document.getElementById(id);
+// A text box's names, split at spaces and commas ("*.mlp.* lm_head" -> two names).
+const names = (input) => input.value.split(/[\s,]+/).filter(Boolean);
 
+const $ = (id) => document.getElementById(id);
 
 export class ForgetPanel {
   // page: { core, startJob, showProgress, showError, hideError, offerDownload, pickFolder, offerFiles }
@@ -14,9 +16,11 @@ export class ForgetPanel {
     this.page = page;
     this.ui = {
       form: $('forget-form'), scheme: $('forget-scheme'), fourBit: $('forget-4bit'),
-      blocksize: $('forget-blocksize'), doubleQuant: $('forget-double-quant'), skip: $('forget-skip'),
+      blocksize: $('forget-blocksize'), doubleQuant: $('forget-double-quant'), torchThreads: $('forget-torch-threads'),
+      skip: $('forget-skip'),
       mlx: $('forget-mlx'), bits: $('forget-bits'), groupSize: $('forget-group-size'),
       gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'),
+      includeWeights: $('forget-include-weights'), excludeWeights: $('forget-exclude-weights'),
       button: $('forget-button'), result: $('forget-result'), lethe: $('lethe'),
       summary: $('lethe-summary'), body: $('lethe-body'), table: $('lethe-table'),
     };
@@ -72,12 +76,16 @@ export class ForgetPanel {
       pure: row?.pure ?? false,
       blocksize: fourBit ? Number(ui.blocksize.value) : undefined,
       doubleQuant: fourBit && ui.doubleQuant.checked,
+      // Only with double quantization, where it changes the offset (the core refuses it otherwise).
+      torchThreads: fourBit && ui.doubleQuant.checked ? Number(ui.torchThreads.value) : undefined,
       bits: scheme === 'mlx' ? Number(ui.bits.value) : undefined,
       groupSize: scheme === 'mlx' ? Number(ui.groupSize.value) : undefined,
-      skip: ui.skip.value.split(/[\s,]+/).filter(Boolean),
-      // llama-quantize's --imatrix (a File: the worker reads it, the output records its name)
-      // and --allow-requantize.
+      skip: names(ui.skip),
+      // llama-quantize's --imatrix (a File: the worker reads it, the output records its name),
+      // --include-weights / --exclude-weights and --allow-requantize.
       imatrix: gguf ? ui.imatrix.files[0] : undefined,
+      includeWeights: gguf ? names(ui.includeWeights) : [],
+      excludeWeights: gguf ? names(ui.excludeWeights) : [],
       allowRequantize: gguf && ui.requantize.checked,
     };
     page.hideError();

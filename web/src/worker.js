@@ -68,16 +68,14 @@ const handlers = {
 
   // Quantizes the model into a Blob built as the bytes arrive (one safetensors or GGUF file), and
   // returns it with the Lethe report (what was lost, per tensor).
-  async forget({ scheme, to, pure = false, blocksize, doubleQuant = false, bits, groupSize, skip = [], imatrix, allowRequantize = false },
-    { signal, progress }) {
+  // `options` are model.forget()'s, as the page's form set them (forget.js).
+  async forget(options, { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const target = new BlobCollector();
     const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
     let result;
     try {
-      result = await model.forget({
-        scheme, to, pure, blocksize, doubleQuant, bits, groupSize, skip, imatrix, allowRequantize, sink, signal, onProgress: progress,
-      });
+      result = await model.forget({ ...options, sink, signal, onProgress: progress });
     } catch (err) {
       await target.abort();
       throw err;
@@ -116,10 +114,10 @@ const handlers = {
   },
 
   // A sharded model quantized: its shards, the index and config.json, with the Lethe report.
-  async forgetShards({ scheme, to, pure = false, blocksize, doubleQuant = false, bits, groupSize, skip = [], dirHandle }, { signal, progress }) {
+  async forgetShards({ dirHandle, ...options }, { signal, progress }) {
     let lethe;
     const out = await intoFolder(dirHandle, async (openShard) => {
-      const result = await model.forget({ scheme, to, pure, blocksize, doubleQuant, bits, groupSize, skip, openShard, signal, onProgress: progress });
+      const result = await model.forget({ ...options, openShard, signal, onProgress: progress });
       lethe = result.lethe;
       return result;
     });
