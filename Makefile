@@ -12,7 +12,7 @@ AMN := $(BUILD)/native/amn
 MODEL := fixtures/models/tiny-mlp/model.safetensors
 
 .PHONY: run test bootstrap build native wasm aarch64 asan web serve \
-        test-native test-install test-asan test-aarch64 test-wasm test-js test-browser fuzz bench clean
+        test-native test-install test-asan test-aarch64 test-wasm test-js test-browser fuzz bench bench-js clean
 
 run: bootstrap native wasm web
 	@echo; echo "== amn inspect $(MODEL)"
@@ -95,6 +95,11 @@ bench: bootstrap wasm
 	@cmake -S . -B $(BUILD)/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMN_BUILD_BENCH=ON >/dev/null
 	@ninja --quiet -C $(BUILD)/bench -j$(JOBS)
 	@bench/run.sh $(BUILD)/bench
+
+# The npm package against its Node peers (bench/js, docs/benchmarks.md): the peers are
+# installed in bench/js only, never for the package or the tests.
+bench-js: wasm
+	@cd bench/js && npm ci --ignore-scripts --no-audit --no-fund >/dev/null && node open.mjs
 
 clean:
 	rm -rf $(BUILD) npm/dist web/dist

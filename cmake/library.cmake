@@ -14,7 +14,7 @@ include(CMakePackageConfigHelpers)
 # the builds that make the library compile the core this way.
 set_target_properties(amn_core amn_simdjson amn_zlib amn_local PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
-add_library(anamnesis SHARED src/api/model.cpp src/api/convert.cpp)
+add_library(anamnesis SHARED src/api/model.cpp src/api/convert.cpp src/api/reports.cpp)
 add_library(anamnesis::anamnesis ALIAS anamnesis)
 target_include_directories(anamnesis PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

@@ -18,6 +18,7 @@ ninja --quiet -C "$work/examples"
 inspect=$work/examples/inspect/inspect_model
 remember=$work/examples/remember/remember_model
 convert=$work/examples/convert/convert_model
+diff=$work/examples/diff/diff_models
 
 failures=0
 # expect NAME STATUS LINE COMMAND...: COMMAND exits with STATUS and prints LINE as one whole
@@ -70,6 +71,22 @@ expect "convert writes shards and an index" 0 "  $out/model.safetensors.index.js
 expect "convert refuses to write over its input" 1 \
   "error [invalid_argument]: $sharded holds an input of this conversion (model.safetensors.index.json)" \
   "$convert" "$sharded" "$sharded"
+
+# diff, stats and hash. The numbers are not amn's: the diff's are gguf-py's dequantizers'
+# (fixtures/diff/tiny-Q4_K_M.expected.json), the statistics numpy's over gguf-py's reading
+# of the F16 tensor, the values' SHA-256 hashlib's (fixtures/gguf/same_values/expected.json).
+f16=fixtures/gguf_ftype/tiny_llama_f16.gguf
+q4=fixtures/gguf_ftype/tiny-Q4_K_M.gguf
+same=fixtures/gguf/same_values
+expect "diff an F16 GGUF against its Q4_K_M" 3 \
+  "token_embd.weight different max|d| 0.0218 cosine 0.9976 snr 23.15 dB" "$diff" "$f16" "$q4"
+expect "diff counts the statuses" 3 "30 tensors: 23 different 7 identical" "$diff" "$f16" "$q4"
+expect "stats of the tensor with the lowest SNR" 3 \
+  "lowest SNR: blk.0.attn_q.weight; in A: min -0.6084 max 0.4128 mean -0.0002097 std 0.0296" "$diff" "$f16" "$q4"
+expect "diff a model with itself" 0 "30 tensors: 30 identical" "$diff" "$q4" "$q4"
+expect "Q8_0 blocks and F32 hold the same values" 3 \
+  "same values: sha256 8a707661754c87e17fab02a52cd9c640259774b3b40ec86d728e305ffaaf537e" "$diff" "$same/q8_0.gguf" "$same/f32.gguf"
+expect "diff a missing file" 1 "error [io]: cannot open no-such.gguf: no such file or folder" "$diff" "$q4" no-such.gguf
 
 # pkg-config, from the installed anamnesis.pc alone (it finds its prefix from its own folder).
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig

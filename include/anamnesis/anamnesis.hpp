@@ -1,7 +1,8 @@
 // anamnesis: the C++ library. Reads safetensors (single, sharded), GGUF, NumPy (.npy,
 // .npz) and PyTorch (.pt/.pth/.bin) files by their headers, lists their tensors, reads one
-// tensor, and converts or dequantizes a model into safetensors or GGUF, bit-exact with the
-// producers' own dequantizers. The same core as the `amn` command and the npm package.
+// tensor, converts or dequantizes a model into safetensors or GGUF, bit-exact with the
+// producers' own dequantizers, and compares, hashes and describes models' values. The
+// same core as the `amn` command and the npm package.
 //
 // Stable surface: this header includes only the standard library, and nothing in it
 // exposes the library's internals (a Model holds a pointer to them). No function throws;
@@ -148,6 +149,79 @@ struct ConvertResult {
   uint64_t bytes = 0;               // of the output files (a folder: its shards, not the index)
 };
 
+// One tensor's value statistics, as `amn stats` reports them (docs/cli.md, "Stats"): the
+// values read as F32 (a quantized weight dequantized, a GGUF block tensor as ggml's
+// to_float gives it), min / max / mean / std over the finite ones.
+struct TensorStats {
+  std::string name;
+  std::string dtype;  // as stored ("BF16", "Q4_K"), or a quantized weight's scheme ("gptq")
+  std::vector<uint64_t> shape;
+  // Why the values are not described (an F8/F6/F4 or complex dtype kept as stored); every
+  // count is then 0. Else empty.
+  std::string skipped;
+  uint64_t count = 0, nan = 0, pos_inf = 0, neg_inf = 0, zeros = 0;
+  // Over the finite values; NaN when there is none. `std` is the population standard deviation.
+  double min = 0, max = 0, mean = 0, std = 0;
+  // Counts of the finite values in equal bins over [min, max] (the maximum in the last);
+  // all zero when there is no finite value.
+  std::vector<uint64_t> histogram;
+};
+
+struct HashOptions {
+  // false: the bytes as stored. true: the values (`amn hash --dequantized`): each tensor as
+  // tensor(name, "f32") returns it, so two files storing the same values differently hash the same.
+  bool dequantized = false;
+  // Called after each chunk (at most 16 MiB) with the chunks done and their total; returning
+  // false cancels (error "cancelled").
+  std::function<bool(uint64_t done, uint64_t total)> progress;
+};
+
+// Digests as lowercase hex.
+struct TensorHash {
+  std::string name;   // empty for the whole model
+  uint64_t bytes = 0; // hashed (stored bytes, or the F32 values' bytes when dequantized)
+  std::string sha256, xxh64, sha1;
+};
+
+struct HashResult {
+  bool dequantized = false;
+  // The stored records in file order, each over its own bytes; dequantized: the tensors
+  // `amn stats` lists (tensors()' names, and a consumed companion such as an FP8 k_scale).
+  std::vector<TensorHash> tensors;
+  TensorHash model;  // every tensor's bytes in order, nothing else (metadata edits keep it)
+  std::string uuid;  // llama.cpp gguf-hash's UUIDv5 over the same bytes
+};
+
+struct DiffOptions {
+  // Called after each piece read (of either model) with the pieces done and their total;
+  // returning false cancels (error "cancelled").
+  std::function<bool(uint64_t done, uint64_t total)> progress;
+};
+
+// One tensor of a comparison (docs/cli.md, "Diff" defines every number). A is the signal.
+struct TensorDiff {
+  std::string name;
+  // "identical" (same stored type and shape, every value bit-identical), "same_values"
+  // (stored differently, every value equal), "different", "shape_mismatch" (values not
+  // compared), "only_in_a", "only_in_b", "not_compared" (`skipped` says why).
+  std::string status;
+  std::string dtype_a, dtype_b;  // as stored (or a scheme's name); empty on the side it is missing from
+  std::vector<uint64_t> shape_a, shape_b;
+  uint64_t elements = 0;           // pairs of values compared
+  uint64_t equal = 0;              // pairs equal (a == b, or both NaN)
+  uint64_t nonfinite = 0;          // pairs with a NaN or ±Inf on either side, left out of the numbers below
+  uint64_t nonfinite_mismatch = 0; // of those, pairs that are not the same NaN/±Inf on both sides
+  // Over the finite pairs; NaN when values were not compared (or none was finite).
+  // snr_db = 10 log10(Σa² / Σ(a-b)²): +Inf when nothing differs, -Inf when A is all zero.
+  double max_abs_diff = 0, mae = 0, rmse = 0, cosine = 0, snr_db = 0;
+  std::string skipped;  // why values were not compared, or were compared as bytes; else empty
+};
+
+struct DiffResult {
+  bool identical = false;  // every tensor "identical", none missing on either side
+  std::vector<TensorDiff> tensors;  // A's order, then the tensors only B has, in B's order
+};
+
 // A model opened from local files. Opening reads headers only; tensor data is read (from
 // memory-mapped files) when a tensor is read or the model converted. Copies share the
 // same open files; a Model may be used from several threads (its reads are serialised).
@@ -194,12 +268,28 @@ class ANAMNESIS_API Model {
   // false), cancelled, io, parse, limit.
   Result<ConvertResult> convert(const ConvertOptions& options = {}) const;
 
+  // Returns one tensor's value statistics, streaming its values twice (never holding the
+  // tensor). `name` is one of tensors()' names. Errors: not_found, unsupported, parse, io, limit.
+  Result<TensorStats> stats(const std::string& name) const;
+
+  // Returns SHA-256, XXH64 and SHA-1 of every tensor and of the whole model, read in chunks
+  // (never a whole tensor): what `amn hash --json` reports. Errors: unsupported (a tensor
+  // whose size cannot be told), cancelled, parse, io, limit.
+  Result<HashResult> hash(const HashOptions& options = {}) const;
+
   struct Impl;  // the library's side; opaque here
 
  private:
   explicit Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;
+  friend ANAMNESIS_API Result<DiffResult> diff(const Model& a, const Model& b, const DiffOptions& options);
 };
+
+// Compares two models tensor by tensor, as `amn diff` does: tensors matched by name (a
+// quantized weight by its own name), both read as values (dequantized, F32) piece by
+// piece side by side, so memory is a few pieces, never a tensor. Returns the comparison
+// (a difference is not an error). Errors: cancelled, parse, io, limit.
+ANAMNESIS_API Result<DiffResult> diff(const Model& a, const Model& b, const DiffOptions& options = {});
 
 // Returns the library's version, "0.1.0".
 ANAMNESIS_API const char* version();

@@ -62,16 +62,25 @@ function check(status) {
 let serials = 0;
 
 export class Model {
-  #M; #session; #files; #hooks; #queue = Promise.resolve(); #closed = false; #info = null;
+  #M; #session; #files; #hooks; #queue = Promise.resolve(); #closed = false; #info = null; #infoJson = null;
   #serial = serials++;  // diff() takes two models' turns in this order, so two diffs cannot wait on each other
 
-  constructor(M, session, files, infoJson, hooks) {
+  constructor(M, session, files, hooks) {
     this.#M = M;
     this.#session = session;
     this.#files = files;
     this.#hooks = hooks;
-    /** The model-info document as the core wrote it: the bytes `amn inspect --json` prints. */
-    this.infoJson = infoJson;
+  }
+
+  /** The model-info document as the core wrote it: the bytes `amn inspect --json` prints.
+   *  Written on first use, not by open(): for a large header (tens of thousands of tensors,
+   *  a GGUF vocabulary) writing and decoding it costs about as much as parsing the header. */
+  get infoJson() {
+    if (this.#infoJson === null) {
+      this.#assertOpen();
+      this.#infoJson = this.#session.info();
+    }
+    return this.#infoJson;
   }
 
   /** The same document, parsed (docs/json-schema.md); parsed on first use, since a GGUF

@@ -1,11 +1,11 @@
 // Node-only sources and sinks: paths (files and folders), FileHandles, path sinks
 // written atomically, and Node Writables. Reads are positional on a FileHandle, so
 // inspecting a model never reads more than the core asks for.
-import { open as openFile, stat, readdir, rename, link, unlink, rm } from 'node:fs/promises';
-import { readSync } from 'node:fs';
+import { open as openFile, readdir, rename, link, unlink, rm } from 'node:fs/promises';
+import { closeSync, openSync, read as readCallback, readSync, statSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
 import { finished } from 'node:stream/promises';
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { isOllamaSpec, resolveOllama } from './ollama.js';
@@ -33,7 +33,11 @@ const writeError = (what, err) => (err instanceof AmnError ? err : new AmnError(
 // small ranges (a .pth's 320 ZIP local headers, one NPY header per .npz entry); each
 // FileHandle.read is a trip through libuv's thread pool (tens of µs, more on a loaded
 // machine), while a small pread from the page cache blocks the event loop for a few µs.
+// For the same reason a path's stats, open and close are synchronous: open() of one file
+// makes about six such calls (the file, the config files that may lie beside it), which
+// cost more than parsing a small header when each is a trip through the pool.
 const SYNC_READ_MAX = 64 * 1024;
+const readAsync = promisify(readCallback);
 
 async function readFully(fh, offset, length, label, signal) {
   const buf = new Uint8Array(length);
@@ -44,7 +48,8 @@ async function readFully(fh, offset, length, label, signal) {
     let bytesRead;
     try {
       if (sync) bytesRead = readSync(fh.fd, buf, got, length - got, offset + got);
-      else ({ bytesRead } = await fh.read(buf, got, length - got, offset + got));
+      else ({ bytesRead } = await (fh.read ? fh.read(buf, got, length - got, offset + got)
+        : readAsync(fh.fd, buf, got, length - got, offset + got)));
     } catch (err) {
       throw ioError(err, label);
     }
@@ -54,36 +59,41 @@ async function readFully(fh, offset, length, label, signal) {
   return buf;
 }
 
-// A file by path; the handle opens on the first read and closes with the model.
+// A file by path; the descriptor opens on the first read and closes with the model.
 function pathFile(path, size) {
-  let handle = null;
+  let fd = null;
   return {
     name: basename(path),
     size,
     path,
     async read(offset, length, signal) {
-      if (!handle) handle = openFile(path, 'r').catch((err) => { handle = null; throw ioError(err, path); });
-      return readFully(await handle, offset, length, path, signal);
+      if (fd === null) {
+        try {
+          fd = openSync(path, 'r');
+        } catch (err) {
+          throw ioError(err, path);
+        }
+      }
+      return readFully({ fd }, offset, length, path, signal);
     },
     async close() {
-      const h = handle;
-      handle = null;
-      if (h) await (await h.catch(() => null))?.close();
+      const f = fd;
+      fd = null;
+      if (f !== null) closeSync(f);
     },
   };
 }
 
-async function statPath(path, optional = false) {
+function statPath(path, optional = false) {
   try {
-    return await stat(path);
+    return statSync(path, { throwIfNoEntry: !optional }) ?? null;
   } catch (err) {
-    if (optional && err?.code === 'ENOENT') return null;
     throw ioError(err, path);
   }
 }
 
 async function pathFileIfExists(path) {
-  const st = await statPath(path, true);
+  const st = statPath(path, true);
   return st && st.isFile() ? pathFile(path, st.size) : null;
 }
 
@@ -91,7 +101,7 @@ async function pathFileIfExists(path) {
 // its order: the entry, shards (a folder's, or those an index names), then the config
 // files beside it (configFileNames(): the core's list).
 async function pathSource(path) {
-  const st = await statPath(path);
+  const st = statPath(path);
   const ref = (dir) => (n) => pathFileIfExists(join(dir, n));
   let folder;
   let entry;
@@ -151,7 +161,7 @@ resolveNodeSource.accepts = ', a path or a FileHandle';
 // ---- sinks ------------------------------------------------------------------------
 
 async function exists(path) {
-  return (await statPath(path, true)) !== null;
+  return statPath(path, true) !== null;
 }
 
 // Moves the finished temp file into place. Without overwrite, link() is an atomic
@@ -183,6 +193,9 @@ export async function pathSink(destPath, { overwrite = false, sync = true } = {}
   const dest = resolve(destPath);
   if (!overwrite && await exists(dest)) throw existsError(destPath);
   const dir = dirname(dest);
+  // node:crypto loads here, not with the module: importing it costs a cold `npx amn inspect`
+  // ~20 ms, and only writing needs it.
+  const { randomBytes } = await import('node:crypto');
   const tmp = join(dir, `.amn-tmp-${process.pid}-${randomBytes(4).toString('hex')}-${basename(dest)}`);
   let fh;
   try {

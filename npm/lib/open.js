@@ -72,9 +72,8 @@ export async function openModel(loadCore, source, options = {}, hooks) {
     const parse = () => drive(M, session, files, () => session.parse(), { signal, onNeedFiles, what: 'parse' });
     await parse();
     if (await addLater()) await parse();  // an index that named no missing shard
-    const infoJson = session.info();
     session.releaseData();
-    return new Model(M, session, files, infoJson, hooks);
+    return new Model(M, session, files, hooks);
   } catch (err) {
     session.delete();
     await files.close();

@@ -19,6 +19,18 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& name)
 // The encoder's outputs as tensors of the plan, each cut into pieces of at most
 // kMaxPieceBytes on the part's granularity. Every piece reads the whole source (cached
 // between the pieces of one weight).
+//
+// A piece of the weight (part 0) also covers at most kMaxPieceBytes / 4 source elements:
+// the encoders work on their rows as F32 (the GGUF op holds the values and their
+// decoding, 8 bytes an element), so a piece cut by its output alone would hold far more
+// than its output: 16 MiB of TQ1_0 blocks are 79 M elements, 635 MB of F32, and peak
+// memory went past 2 x the largest tensor (tests_js/cli/forget-memory.test.mjs).
+uint64_t max_piece_bytes(const TensorRecord& t, uint32_t part, uint64_t total) {
+  constexpr uint64_t kElements = kMaxPieceBytes / 4;
+  if (part != 0 || total == 0 || t.elements == 0 || total > UINT64_MAX / kElements) return kMaxPieceBytes;
+  return std::min(kMaxPieceBytes, kElements * total / t.elements);  // output bytes of kElements elements
+}
+
 void add_encoded(const TensorRecord& t, std::shared_ptr<const EncodeOp> op, Plan& plan) {
   const uint32_t encoder = static_cast<uint32_t>(plan.encoders.size());
   plan.encoders.push_back(op);
@@ -31,7 +43,7 @@ void add_encoded(const TensorRecord& t, std::shared_ptr<const EncodeOp> op, Plan
     plan.tensor_files.push_back(t.file);
     const uint64_t total = outputs[part].nbytes;
     const uint64_t gran = std::max<uint64_t>(1, op->granularity(part));
-    const uint64_t per_piece = std::max(gran, kMaxPieceBytes / gran * gran);
+    const uint64_t per_piece = std::max(gran, max_piece_bytes(t, part, total) / gran * gran);
     uint64_t begin = 0;
     do {  // one piece at least: a part sized by prepare() starts empty
       Piece p;

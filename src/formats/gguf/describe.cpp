@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "core/json.h"
 #include "core/text.h"
@@ -32,6 +33,19 @@ void append_float(std::string& out, F v) {
   if (!std::isfinite(v)) {
     out += "null";
     return;
+  }
+  // An integer below 2^24 (float) or 2^53 (double) whose last digit is not 0 is its own
+  // shortest text: fewer digits round it to another integer, which reads back as itself,
+  // and %g prints d significant digits of a d-digit integer in fixed notation. The loop
+  // below would reach the same text after d rounds of snprintf and strtof; a llama-style
+  // vocabulary's 32,000 scores are such integers, and this is most of opening its header.
+  constexpr F kExact = sizeof(F) == 4 ? F(16777216.0) : F(9007199254740992.0);
+  if (v != 0 && std::fabs(v) < kExact && v == std::trunc(v)) {
+    const auto n = static_cast<long long>(v);
+    if (n % 10 != 0) {
+      out += std::to_string(n);
+      return;
+    }
   }
   constexpr int kMaxDigits = sizeof(F) == 4 ? 9 : 17;
   char buf[64];
