@@ -196,11 +196,17 @@ struct DiffOptions {
   // Called after each piece read (of either model) with the pieces done and their total;
   // returning false cancels (error "cancelled").
   std::function<bool(uint64_t done, uint64_t total)> progress;
+  // A GGUF of a known architecture (llama, qwen2, qwen3) against a model with Hugging Face
+  // names is matched through llama.cpp's converter names, llama's q / k with their rows
+  // unpermuted (`amn diff`'s default); true: plain names only (`--exact-names`).
+  bool exact_names = false;
 };
 
 // One tensor of a comparison (docs/cli.md, "Diff" defines every number). A is the signal.
 struct TensorDiff {
   std::string name;
+  std::string name_b;          // B's name when matched through the GGUF <-> HF names; else empty
+  bool rows_permuted = false;  // matched with llama.cpp's q / k row permutation undone
   // "identical" (same stored type and shape, every value bit-identical), "same_values"
   // (stored differently, every value equal), "different", "shape_mismatch" (values not
   // compared), "only_in_a", "only_in_b", "not_compared" (`skipped` says why).

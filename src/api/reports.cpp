@@ -32,6 +32,8 @@ TensorDiff public_diff(const amn::TensorDiff& t) {
   const bool values = t.compared();
   TensorDiff out;
   out.name = t.name;
+  out.name_b = t.name_b;
+  out.rows_permuted = t.rows_permuted;
   out.status = std::string(amn::diff_status_name(t.status));
   out.dtype_a = t.dtype_a;
   out.dtype_b = t.dtype_b;
@@ -94,7 +96,9 @@ Result<HashResult> Model::hash(const HashOptions& options) const {
 }
 
 Result<DiffResult> diff(const Model& a, const Model& b, const DiffOptions& options) {
-  auto run = amn::DiffRun::start(a.impl_->local.model, b.impl_->local.model);
+  amn::DiffOptions how;
+  how.map_names = !options.exact_names;
+  auto run = amn::DiffRun::start(a.impl_->local.model, b.impl_->local.model, how);
   if (!run) return public_error(run.error());
   // Both models' reads are serialised; a model compared with itself (or a copy) has one lock.
   std::unique_lock<std::mutex> lock_a(a.impl_->reading, std::defer_lock), lock_b(b.impl_->reading, std::defer_lock);

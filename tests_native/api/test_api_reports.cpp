@@ -114,6 +114,29 @@ TEST_CASE("api: diff of an F16 GGUF against its Q4_K_M, and of a model with itse
   CHECK(cancelled.error().code == "cancelled");
 }
 
+TEST_CASE("api: diff of a Hugging Face checkpoint against its Q8_0 GGUF, through llama.cpp's names") {
+  // fixtures/diff/tiny_llama_hf-Q8_0.expected.json: gguf-py's names, the converter's own
+  // permute undone, gguf-py's dequantizer and numpy.
+  const Model hf = open_model("diff/tiny_llama_hf"), q8 = open_model("diff/tiny_llama_hf-Q8_0.gguf");
+  auto d = anamnesis::diff(hf, q8);
+  REQUIRE(d);
+  CHECK(d->tensors.size() == 21);
+  const auto& q = entry(*d, "model.layers.0.self_attn.q_proj.weight");
+  CHECK(q.name_b == "blk.0.attn_q.weight");
+  CHECK(q.rows_permuted);
+  CHECK(q.status == "different");
+  CHECK(q.elements == 1024);
+  CHECK(q.max_abs_diff == Approx(0.0003070831298828125).epsilon(1e-6));
+  CHECK(q.snr_db == Approx(45.483154152521266).epsilon(1e-6));
+  CHECK(entry(*d, "model.layers.0.input_layernorm.weight").status == "same_values");
+  // Plain names only: nothing matches.
+  anamnesis::DiffOptions exact;
+  exact.exact_names = true;
+  auto plain = anamnesis::diff(hf, q8, exact);
+  REQUIRE(plain);
+  for (const auto& t : plain->tensors) CHECK((t.status == "only_in_a" || t.status == "only_in_b"));
+}
+
 // fixtures/gguf/gguf_hash/ggml_blocks.all_uuid.txt: `llama-gguf-hash --all --uuid`'s lines,
 // "kind  digest  file[:tensor]".
 TEST_CASE("api: hash gives llama.cpp gguf-hash's digests and UUID") {
