@@ -44,14 +44,11 @@ struct ArchRow {
 };
 constexpr ArchRow kArchs[] = {{"llama", true}, {"qwen2", false}, {"qwen3", false}};
 
-uint32_t head_count(const GgufFile& g, const std::string& key) {
-  const GgufValue* v = g.find(key);
-  if (!v) return 0;
-  const auto n = v->as_uint();  // a per-layer array is not one number: unknown
+// A KV's head count; 0 (unknown) for a per-layer array, which is not one number.
+uint32_t head_count(const GgufValue& v) {
+  const auto n = v.as_uint();
   return n && *n > 0 && *n <= UINT32_MAX ? static_cast<uint32_t>(*n) : 0;
 }
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 }  // namespace
 
@@ -63,9 +60,10 @@ std::optional<GgufNaming> gguf_naming(const Model& model) {
   for (const ArchRow& row : kArchs) {
     if (arch->str != row.arch) continue;
     GgufNaming naming{arch->str, row.permutes_qk};
-    naming.n_head = head_count(g, naming.arch + ".attention.head_count");
-    const GgufValue* kv = g.find(naming.arch + ".attention.head_count_kv");
-    naming.n_head_kv = kv ? head_count(g, naming.arch + ".attention.head_count_kv") : naming.n_head;
+    const GgufValue* heads = g.find(naming.arch + ".attention.head_count");
+    const GgufValue* kv_heads = g.find(naming.arch + ".attention.head_count_kv");
+    naming.n_head = heads ? head_count(*heads) : 0;
+    naming.n_head_kv = kv_heads ? head_count(*kv_heads) : naming.n_head;
     return naming;
   }
   return std::nullopt;
@@ -74,14 +72,14 @@ std::optional<GgufNaming> gguf_naming(const Model& model) {
 std::optional<HfCounterpart> hf_counterpart(const GgufNaming& naming, std::string_view gguf_name) {
   std::string_view suffix;
   for (std::string_view s : {std::string_view(".weight"), std::string_view(".bias")}) {
-    if (gguf_name.size() > s.size() && gguf_name.substr(gguf_name.size() - s.size()) == s) suffix = s;
+    if (gguf_name.size() > s.size() && gguf_name.ends_with(s)) suffix = s;
   }
   if (suffix.empty()) return std::nullopt;
   std::string_view base = gguf_name.substr(0, gguf_name.size() - suffix.size());
   for (const NameRow& row : kModelNames) {
     if (base == row.gguf) return HfCounterpart{std::string(row.hf) + std::string(suffix)};
   }
-  if (!starts_with(base, "blk.")) return std::nullopt;
+  if (!base.starts_with("blk.")) return std::nullopt;
   base.remove_prefix(4);
   const size_t dot = base.find('.');
   if (dot == std::string_view::npos || dot == 0) return std::nullopt;

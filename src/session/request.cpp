@@ -109,6 +109,24 @@ const std::array<OptionRow, 41> kOptions = {{
 
 Error bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
 
+// The options that take a list of names (one string is a list of one), by request key.
+struct NameList {
+  OptionId id;
+  std::vector<std::string> ConvertRequest::*field;
+};
+constexpr NameList kNameLists[] = {
+    {OptionId::skip, &ConvertRequest::skip},
+    {OptionId::only, &ConvertRequest::only},
+    {OptionId::include_weights, &ConvertRequest::include_weights},
+    {OptionId::exclude_weights, &ConvertRequest::exclude_weights},
+};
+const NameList* name_list(std::string_view key) {
+  for (const NameList& list : kNameLists) {
+    if (option_row(list.id).api_key == key) return &list;
+  }
+  return nullptr;
+}
+
 // The long flag of a CLI11 spelling: "-o,--output" -> "--output".
 std::string_view long_flag(std::string_view flags) {
   const auto comma = flags.rfind(',');
@@ -333,14 +351,10 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
     } else if (key == "like") {
       if (kv.value.get_string().get(text)) return bad(option_name(OptionId::like, surface) + " must be a string");
       r.like = std::string(text);
-    } else if (key == "skip" || key == "only" || key == "includeWeights" || key == "excludeWeights") {
-      const OptionId id = key == "skip" ? OptionId::skip
-                          : key == "only" ? OptionId::only
-                          : key == "includeWeights" ? OptionId::include_weights
-                                                    : OptionId::exclude_weights;
-      auto& globs = key == "skip" ? r.skip : key == "only" ? r.only : key == "includeWeights" ? r.include_weights : r.exclude_weights;
+    } else if (const NameList* list = name_list(key)) {
+      auto& globs = r.*(list->field);
       simdjson::dom::array items;
-      const std::string msg = option_name(id, surface) + " must be an array of name patterns";
+      const std::string msg = option_name(list->id, surface) + " must be an array of name patterns";
       if (!kv.value.get_string().get(text)) {
         globs.emplace_back(text);
         continue;
