@@ -350,6 +350,8 @@ export interface ShardedConvertResult extends ConvertResult {
   shards: number;
   /** Every file written, shards first, then the index when there is more than one shard. */
   files: { name: string; bytes: number; output: ConvertResult | Blob | Uint8Array }[];
+  /** The index's file name, when one was written. */
+  index?: string;
   /** The folder, for a Node folder path sink. */
   path?: string;
 }

@@ -446,6 +446,7 @@ export class Model {
       const path = await folder.commit();
       const tensors = files.reduce((n, f) => n + f.tensors, 0);
       const result = { bytes: total, shards: files.length, tensors, files: written };
+      if (info.index) result.index = info.index_name;
       if (path !== undefined) result.path = path;
       return result;
     } catch (err) {

@@ -105,7 +105,7 @@ export class ForgetPanel {
       if (result.saved) {
         ui.result.replaceChildren(`Saved ${result.saved.length} files to ${result.folder}.`);
       } else {
-        ui.result.replaceChildren(sharded ? page.offerFiles(result.files, result.shards) : page.offerDownload(result.blob, name));
+        ui.result.replaceChildren(sharded ? page.offerFiles(result.files, result.shards, result.index) : page.offerDownload(result.blob, name));
       }
       ui.result.hidden = false;
       this.#showLethe(result.lethe);

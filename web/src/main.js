@@ -90,9 +90,9 @@ const forget = new ForgetPanel({
   // download per file.
   pickFolder: async () => (canSaveFolder && ui.saveDirect.checked
     ? pickHandle(() => window.showDirectoryPicker({ id: 'amn-shards', mode: 'readwrite' })) : undefined),
-  offerFiles: (files, shards) => {
+  offerFiles: (files, shards, index) => {
     const span = document.createElement('span');
-    span.append(...shardDownloadLine(files, shards));
+    span.append(...shardDownloadLine(files, shards, index));
     return span;
   },
 });
@@ -390,9 +390,9 @@ async function convertShards(dtype) {
     const result = await startJob(`${verb}…`, job);
     if (result.saved) {
       showConvertResult(`Saved ${result.shards} shard${result.shards === 1 ? '' : 's'}`
-        + `${result.saved.length > result.shards ? ' and the index' : ''} to ${result.folder}.`);
+        + `${result.index ? ' and the index' : ''} to ${result.folder}.`);
     } else {
-      offerShardDownloads(result.files, result.shards);
+      offerShardDownloads(result.files, result.shards, result.index);
     }
   } catch (error) {
     if (error.code === 'cancelled') showConvertResult('Conversion cancelled; nothing was written.');
@@ -400,12 +400,13 @@ async function convertShards(dtype) {
   }
 }
 
-function offerShardDownloads(files, shards) {
-  showConvertResult(...shardDownloadLine(files, shards));
+function offerShardDownloads(files, shards, index) {
+  showConvertResult(...shardDownloadLine(files, shards, index));
 }
 
 // One download per file (the browser may ask once to allow several), and a link each.
-function shardDownloadLine(files, shards) {
+// `index`: the index's file name (the core's), said as "the index".
+function shardDownloadLine(files, shards, index) {
   const links = files.map(({ name, blob }) => {
     const url = URL.createObjectURL(blob);
     state.shardUrls.push(url);
@@ -418,7 +419,7 @@ function shardDownloadLine(files, shards) {
   const list = document.createElement('span');
   links.forEach((link, i) => list.append(i ? ', ' : '', link));
   const total = files.reduce((n, f) => n + f.blob.size, 0);
-  const rest = files.slice(shards).map((f) => f.name).join(' and ').replace('model.safetensors.index.json', 'the index');
+  const rest = files.slice(shards).map((f) => (f.name === index ? 'the index' : f.name)).join(' and ');
   const what = `${shards} shard${shards === 1 ? '' : 's'}${rest ? ` and ${rest}` : ''}`;
   for (const link of links) link.click();
   return [`${what} (${formatBytes(total)}) are ready: `, list];

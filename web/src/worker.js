@@ -182,8 +182,9 @@ async function intoFolder(dirHandle, write) {
     if (dirHandle) for (const f of files) if (f.created) await dirHandle.removeEntry(f.name).catch(() => {});
     throw err;
   }
-  if (dirHandle) return { saved: files.map((f) => f.name), folder: dirHandle.name, shards: result.shards };
-  return { files: files.map((f) => ({ name: f.name, blob: f.target.finish() })), shards: result.shards };
+  const { shards, index } = result;
+  if (dirHandle) return { saved: files.map((f) => f.name), folder: dirHandle.name, shards, index };
+  return { files: files.map((f) => ({ name: f.name, blob: f.target.finish() })), shards, index };
 }
 
 // Collects output into a Blob without keeping a second copy: small chunks are copied and
