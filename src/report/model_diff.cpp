@@ -11,6 +11,7 @@
 #include "report/gguf_names.h"
 #include "report/table.h"
 #include "report/value_stats.h"
+#include "report/report.h"
 #include "report/values.h"
 
 namespace amn {
@@ -67,14 +68,6 @@ double portable_log10(double x) {
 }
 
 bool bytes_mode(const TensorDiff& t) { return !t.skipped.empty(); }
-
-std::string num(double v, const char* fmt = "%.6g") {
-  if (std::isnan(v)) return "-";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 void shape_json(JsonWriter& w, const char* key, const std::vector<uint64_t>& shape, bool present) {
   w.key(key);
@@ -490,8 +483,8 @@ std::string render_diff(const ModelDiff& diff) {
                                     side(t.dtype_a, t.shape_a, t.status != DiffStatus::only_in_b),
                                     side(t.dtype_b, t.shape_b, t.status != DiffStatus::only_in_a)};
     if (t.compared()) {
-      for (const auto& cell : {num(t.finite ? t.max_abs : NAN), num(t.mae()), num(t.rmse()), num(t.cosine(), "%.8f"),
-                               num(t.snr_db(), "%.2f")})
+      for (const auto& cell : {table_number(t.finite ? t.max_abs : NAN), table_number(t.mae()), table_number(t.rmse()),
+                               table_number(t.cosine(), "%.8f"), table_number(t.snr_db(), "%.2f")})
         row.push_back(cell);
     } else {
       for (int c = 0; c < 5; ++c) row.push_back("-");

@@ -31,5 +31,8 @@ std::string render_parse(const Model& model);
 std::string human_bytes(uint64_t n);
 // "1,234,567".
 std::string grouped(uint64_t n);
+// A number in a table (amn stats, amn diff): printf's `fmt`, "-" for NaN (no value),
+// "inf" / "-inf".
+std::string table_number(double v, const char* fmt = "%.6g");
 
 }  // namespace amn

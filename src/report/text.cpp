@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/text.h"
@@ -35,6 +36,14 @@ std::string human_bytes(uint64_t n) {
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string table_number(double v, const char* fmt) {
+  if (std::isnan(v)) return "-";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/json.h"
 #include "core/text.h"
+#include "report/report.h"
 #include "report/values.h"
 
 namespace amn {
@@ -19,13 +20,6 @@ size_t bin_of(double v, double lo, double hi) {
   const double at = (v - lo) / (hi - lo) * static_cast<double>(kStatsBins);
   const size_t b = at <= 0 ? 0 : static_cast<size_t>(at);
   return b >= kStatsBins ? kStatsBins - 1 : b;  // the maximum falls in the last bin
-}
-
-std::string num(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 void object(JsonWriter& w, const ValueStats& s) {
@@ -144,8 +138,8 @@ std::string render_stats(const ValueStats& s) {
   std::string out = s.name + "  " + s.dtype + " " + dims_text(s.shape);
   if (!s.skipped.empty()) return out + "  (" + s.skipped + ")\n";
   out += "  " + std::to_string(s.count) + " values\n";
-  out += "  min " + num(s.finite ? s.min : NAN) + "  max " + num(s.finite ? s.max : NAN) + "  mean " + num(s.mean()) +
-         "  std " + num(s.std()) + "\n";
+  out += "  min " + table_number(s.finite ? s.min : NAN) + "  max " + table_number(s.finite ? s.max : NAN) +
+         "  mean " + table_number(s.mean()) + "  std " + table_number(s.std()) + "\n";
   out += "  zeros " + std::to_string(s.zeros) + "  nan " + std::to_string(s.nan) + "  +inf " + std::to_string(s.pos_inf) +
          "  -inf " + std::to_string(s.neg_inf) + "\n";
   if (!s.finite) return out;
