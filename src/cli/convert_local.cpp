@@ -82,9 +82,7 @@ Result<OutputTarget> output_target(const LocalModel& local, const ConvertRequest
 Result<Written> write_conversion(LocalModel& local, const ConvertRequest& request, const ConvertOptions& options,
                                  const OutputTarget& target, const ExecuteHooks& hooks) {
   if (target.folder) {
-    ShardOptions shard = shard_options(request);
-    shard.split_prefix = gguf_split_prefix(target.path);
-    AMN_ASSIGN(auto plan, plan_shards(local.model, options, shard));
+    AMN_ASSIGN(auto plan, plan_shards(local.model, options, shard_options(request, target.path)));
     return write_folder(local, request, plan, target.path, hooks);
   }
   AMN_ASSIGN(auto plan, plan_convert(local.model, options));

@@ -149,8 +149,7 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
 
 Result<ShardedPlan> forget_output_files(const ForgetPlan& plan, const ConvertRequest& request, std::string_view folder) {
   if (!plan.plan.prepares.empty()) return make_error(ErrorCode::internal, "forget: the output is cut after its prepares");
-  ShardOptions shard = shard_options(request);
-  shard.split_prefix = gguf_split_prefix(folder);
+  const ShardOptions shard = shard_options(request, folder);
   if (request.to == OutputFormat::gguf && !shard.gguf_split()) {  // one GGUF file: never a folder today
     return make_error(ErrorCode::internal, "forget: a GGUF folder without a split");
   }

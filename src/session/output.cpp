@@ -234,9 +234,15 @@ Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, 
   return out;
 }
 
-std::string gguf_split_prefix(std::string_view folder) {
+ShardOptions shard_options(const ConvertRequest& request, std::string_view folder) {
+  ShardOptions s;
+  s.max_shard_bytes = request.max_shard_bytes;
+  s.one = request.shards == ShardMode::one;
+  s.split_max_bytes = request.split_max_bytes;
+  s.split_max_tensors = request.split_max_tensors;
   const std::string_view name = base_name(folder);
-  return name.empty() || name == "/" || name == "." || name == ".." ? std::string("model") : std::string(name);
+  s.split_prefix = name.empty() || name == "/" || name == "." || name == ".." ? std::string("model") : std::string(name);
+  return s;
 }
 
 std::string default_output_name(const ConvertRequest& r, std::string_view stem, bool folder, const Model* model,

@@ -53,9 +53,9 @@ struct OutputLayout {
 Result<OutputLayout> output_layout(const ConvertRequest& request, bool sharded_input, Destination destination,
                                    Surface surface);
 
-// The prefix of a split GGUF's file names (llama_split_path): the output folder's own name
-// ("out/q4" -> "q4": q4/q4-00001-of-00002.gguf).
-std::string gguf_split_prefix(std::string_view folder);
+// The request's shard options for an output folder: a split GGUF's files are named after
+// the folder's own name, as llama_split_path names them ("out/q4" -> q4/q4-00001-of-00002.gguf).
+ShardOptions shard_options(const ConvertRequest& request, std::string_view folder);
 
 // The default output name, <stem><suffix>.<format> (a folder: <stem><suffix>):
 //  - a target dtype names it: "-bf16", "-f16", "-f32";

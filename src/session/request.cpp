@@ -206,15 +206,6 @@ Result<ConvertOptions> convert_options(const ConvertRequest& request) {
   return options;
 }
 
-ShardOptions shard_options(const ConvertRequest& request) {
-  ShardOptions s;
-  s.max_shard_bytes = request.max_shard_bytes;
-  s.one = request.shards == ShardMode::one;
-  s.split_max_bytes = request.split_max_bytes;
-  s.split_max_tensors = request.split_max_tensors;
-  return s;
-}
-
 Status check_shard_request(const ConvertRequest& r, Surface surface) {
   if (r.max_shard_bytes > 0 && r.shards == ShardMode::one) {
     return bad(option_name(OptionId::max_shard_size, surface) + " and " + option_name(OptionId::shards, surface) +

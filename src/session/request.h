@@ -107,8 +107,6 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& request, Surface su
 // The core's conversion options for a request: GGUF KVs parsed and merged (the metadata
 // JSON first, then each key=value, later ones winning).
 Result<ConvertOptions> convert_options(const ConvertRequest& request);
-// The request's shard options; split_prefix (GGUF) is the caller's: the output folder's name.
-ShardOptions shard_options(const ConvertRequest& request);
 // The request's sharding options checked together, after the rest of the request:
 // invalid_argument / unsupported naming the options as `surface` spells them.
 Status check_shard_request(const ConvertRequest& request, Surface surface);

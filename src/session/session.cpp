@@ -59,9 +59,7 @@ Status Session::plan_convert(const ConvertRequest& request, Destination destinat
   AMN_ASSIGN(auto layout, output_layout(request, model_->sharded, destination, Surface::api));
   clear_plans();
   if (layout.folder && !layout.single) {
-    ShardOptions shard = shard_options(request);
-    shard.split_prefix = gguf_split_prefix(folder_name(request));
-    AMN_ASSIGN(auto split, plan_shards(*model_, options, shard));
+    AMN_ASSIGN(auto split, plan_shards(*model_, options, shard_options(request, folder_name(request))));
     take_shards(std::move(split));
     return {};
   }
