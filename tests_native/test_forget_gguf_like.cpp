@@ -53,22 +53,7 @@ std::vector<uint8_t> every_type_gguf() {
   return out;
 }
 
-struct Stored {
-  std::string type;
-  std::vector<uint8_t> bytes;
-};
-
-std::map<std::string, Stored> gguf_tensors(const std::vector<uint8_t>& file) {
-  FileSet set;
-  set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));
-  auto m = open_model(set, {});
-  REQUIRE(m);
-  std::map<std::string, Stored> out;
-  for (const auto& t : m->tensors) {
-    out[t.name] = {std::string(stored_type_name(t)), std::vector<uint8_t>(file.begin() + t.offset, file.begin() + t.offset + t.nbytes)};
-  }
-  return out;
-}
+using amn::test::tensors_of;
 
 void open_session(Session& s, const std::vector<uint8_t>& file, const std::string& name) {
   s.add_file(name, file.size());
@@ -80,7 +65,13 @@ std::vector<uint8_t> remember_f32(const std::vector<uint8_t>& g) {
   Session r("");
   open_session(r, g, "g.gguf");
   REQUIRE(r.plan_convert(R"({"to":"gguf","dtype":"f32"})"));
-  return amn::test::planned_output(r, g);
+  std::vector<uint8_t> out = r.output_header();
+  for (size_t i = 0; i < r.piece_count(); ++i) {
+    REQUIRE(feed(r, g, [&] { return r.run_piece(i); }));
+    out.insert(out.end(), r.piece_output().begin(), r.piece_output().end());
+    r.release_data();
+  }
+  return out;
 }
 
 // forget INPUT --to gguf --like G (the request's other options in `extra`).
@@ -96,7 +87,7 @@ Result<std::vector<uint8_t>> forget_like(const std::vector<uint8_t>& input, cons
 }
 
 void check_same_tensors(const std::vector<uint8_t>& got_file, const std::vector<uint8_t>& want_file) {
-  const auto got = gguf_tensors(got_file), want = gguf_tensors(want_file);
+  const auto got = tensors_of(got_file), want = tensors_of(want_file);
   REQUIRE(got.size() == want.size());
   for (const auto& [name, w] : want) {
     INFO(name << " (" << w.type << ")");
@@ -111,7 +102,7 @@ void check_same_tensors(const std::vector<uint8_t>& got_file, const std::vector<
 TEST_CASE("forget --like G --reuse-scales of remember(G) is G, every ggml type", "[forget][gguf][like]") {
   const auto g = every_type_gguf();
   const auto input = remember_f32(g);
-  for (const auto& [name, t] : gguf_tensors(input)) CHECK(t.type == "F32");
+  for (const auto& [name, t] : tensors_of(input)) CHECK(t.type == "F32");
   auto out = forget_like(input, g, R"(,"reuseScales":true)");
   REQUIRE(out);
   check_same_tensors(*out, g);
@@ -135,7 +126,7 @@ TEST_CASE("forget --like G gives every tensor G's type, quantized afresh", "[for
   const auto input = remember_f32(g);
   auto out = forget_like(input, g, "");
   REQUIRE(out);
-  const auto got = gguf_tensors(*out), want = gguf_tensors(g);
+  const auto got = tensors_of(*out), want = tensors_of(g);
   for (const auto& [name, w] : want) {
     INFO(name);
     CHECK(got.at(name).type == w.type);

@@ -148,17 +148,8 @@ void requantize_q2_k(const float* x, const float* g, const uint8_t* ref, uint8_t
 void requantize_q3_k(const float* x, const float* g, const uint8_t* ref, uint8_t* out) {
   auto b = load_block<block_q3_K>(ref, 0);
   const float d_all = fp16_to_f32(b.d);
-  // The sixteen 6-bit scales, unpacked as dequantize_q3_k does.
-  constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-  uint32_t aux[4];
-  std::memcpy(aux, b.scales, 12);
-  const uint32_t tmp = aux[2];
-  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
   int8_t scales[16];
-  std::memcpy(scales, aux, sizeof scales);
+  unpack_q3_k_scales(b.scales, scales);
   int is = 0;
   for (int n = 0; n < QK_K; n += 128) {
     for (int j = 0; j < 4; ++j) {
@@ -178,17 +169,6 @@ void requantize_q3_k(const float* x, const float* g, const uint8_t* ref, uint8_t
   store(out, b);
 }
 
-// ggml's get_scale_min_k4, as dequant_k.cpp reads it.
-void scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-  if (j < 4) {
-    *d = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *d = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    *m = uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-  }
-}
-
 // Q4_K (bits 4) and Q5_K (bits 5): sub-block s of 32 is d * scale * q - dmin * min.
 template <class Block, int kBits>
 void requantize_q45_k(const float* x, const float* g, const uint8_t* ref, uint8_t* out) {
@@ -196,7 +176,7 @@ void requantize_q45_k(const float* x, const float* g, const uint8_t* ref, uint8_
   const float d = fp16_to_f32(b.d), min = fp16_to_f32(b.dmin);
   for (int s = 0; s < 8; ++s) {
     uint8_t sc, m;
-    scale_min_k4(s, b.scales, &sc, &m);
+    get_scale_min_k4(s, b.scales, &sc, &m);
     const float dl = d * float(sc), ml = min * float(m);
     for (int l = 0; l < 32; ++l) {
       const int e = 32 * s + l;

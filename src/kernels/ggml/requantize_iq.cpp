@@ -254,8 +254,7 @@ void requantize_iq1_m(const float* x, const float* g, const uint8_t* ref, uint8_
   auto b = load_block<block_iq1_m>(ref, 0);
   uint16_t sc[4];
   std::memcpy(sc, b.scales, sizeof sc);
-  const uint16_t scale = uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
-  const float d = fp16_to_f32(scale);
+  const float d = fp16_to_f32(iq1_m_scale(sc));
   const float deltas[2] = {IQ1S_DELTA, -IQ1S_DELTA};  // sign bit clear first
   for (int ib = 0; ib < QK_K / 32; ++ib) {
     const float dl1 = d * float(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1);
