@@ -62,8 +62,9 @@ class GgufLikeForgetter final : public Forgetter {
   std::string quantization_config_json() const override { return "null"; }
 
   std::string describe() const override {
-    std::map<std::string, int> count;
-    for (const auto& [_, r] : tensors_) ++count[r.type_name];
+    std::map<std::string, int> count;  // G's quantized types (its F32 tensors are mostly copied)
+    for (const auto& [_, r] : tensors_) count[r.type_name] += r.type != GgmlType::F32;
+    std::erase_if(count, [](const auto& c) { return c.second == 0; });
     std::string out = "like the GGUF reference";
     for (const auto& [name, n] : count) out += (out.size() > 23 ? ", " : ": ") + name + " x" + std::to_string(n);
     return out + (reuse_ ? " (its scales reused)" : "");
