@@ -121,18 +121,20 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   ForgetOptions options;
   if (!request.like.empty()) {
     if (!like) return make_error(ErrorCode::unsupported, option_name(OptionId::like, surface) + " is not available here yet");
-    if (like->gguf_reference_kv()) {  // G names each tensor's type: llama-quantize's choices have no say
+    // G names each tensor's type: llama-quantize's choices have no say. Spelled as the
+    // command line spells them, as the reference's other misfits are (both CLIs print them).
+    if (like->gguf_reference_kv()) {
       if (request.to != OutputFormat::gguf) {
-        return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, surface) + ": a GGUF reference writes GGUF (" +
-                                                           option_name(OptionId::format, surface) + " gguf)");
+        return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, Surface::cli) + ": a GGUF reference writes GGUF (" +
+                                                           option_name(OptionId::format, Surface::cli) + " gguf)");
       }
       for (auto [given, id] : {std::pair{request.pure, OptionId::pure}, std::pair{!request.imatrix.empty(), OptionId::imatrix},
                                std::pair{!request.output_tensor_type.empty(), OptionId::output_tensor_type},
                                std::pair{!request.token_embedding_type.empty(), OptionId::token_embedding_type},
                                std::pair{request.leave_output_tensor, OptionId::leave_output_tensor}}) {
         if (given) {
-          return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, surface) +
-                                                             " takes each tensor's type from the GGUF reference: leave out " + option_name(id, surface));
+          return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, Surface::cli) +
+                                                             " takes each tensor's type from the GGUF reference: leave out " + option_name(id, Surface::cli));
         }
       }
     }
