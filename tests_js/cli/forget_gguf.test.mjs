@@ -177,7 +177,7 @@ test('forget --to gguf --like G --reuse-scales: remember(G) forgotten like G is 
     [[back, '--to', 'gguf', '--like', g, '--scheme', 'Q4_K'], /leave out --scheme/],
     [[back, '--like', g], /a GGUF reference writes GGUF/],
     [[back, '--to', 'gguf', '--like', g, '--pure'], /leave out --pure/],
-    [[tied, '--to', 'gguf', '--like', g, '--reuse-scales'], /the reference has 'output.weight', which the input lacks/],
+    [[tied, '--to', 'gguf', '--like', g, '--reuse-scales'], /the reference has '[^']+', which the input lacks/],
   ]) {
     const native = run('native', ['forget', ...args, '-o', join(dir, 'x.gguf')]);
     const node = run('node', ['forget', ...args, '-o', join(dir, 'x.gguf')]);
