@@ -8,6 +8,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+
+#include "formats/gguf/describe.h"
+#include "session/open.h"
 #include "session/session.h"
 
 namespace amn::test {
@@ -36,6 +41,30 @@ inline std::vector<uint8_t> planned_output(Session& s, const std::vector<uint8_t
     REQUIRE(feed(s, file, [&] { return s.run_piece(i); }));
     out.insert(out.end(), s.piece_output().begin(), s.piece_output().end());
     s.release_data();
+  }
+  return out;
+}
+
+struct StoredTensor {
+  std::string type;  // "Q4_K", "F32"
+  std::vector<uint8_t> bytes;
+};
+
+// The tensors of a GGUF (by name: llama-quantize writes them in its loader's order, by
+// layer then name; amn keeps the input's order) and its general.file_type.
+inline std::map<std::string, StoredTensor> tensors_of(const std::vector<uint8_t>& file, uint64_t* file_type = nullptr) {
+  FileSet set;
+  set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));
+  auto m = open_model(set, {});
+  REQUIRE(m);
+  std::map<std::string, StoredTensor> out;
+  for (const auto& t : m->tensors) {
+    out[t.name] = {std::string(stored_type_name(t)), std::vector<uint8_t>(file.begin() + t.offset, file.begin() + t.offset + t.nbytes)};
+  }
+  if (file_type) {
+    const GgufValue* v = static_cast<const GgufState&>(*m->format_state).header.find("general.file_type");
+    REQUIRE(v);
+    *file_type = v->as_uint().value_or(0);
   }
   return out;
 }

@@ -22,29 +22,7 @@ namespace {
 
 const std::string kInput = "gguf_ftype/tiny_llama_f16.gguf";
 
-struct Stored {
-  std::string type;  // "Q4_K", "F32"
-  std::vector<uint8_t> bytes;
-};
-
-// The tensors of a GGUF (by name: llama-quantize writes them in its loader's order, by
-// layer then name; amn keeps the input's order) and its general.file_type.
-std::map<std::string, Stored> tensors_of(const std::vector<uint8_t>& file, uint64_t* file_type = nullptr) {
-  FileSet set;
-  set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));
-  auto m = open_model(set, {});
-  REQUIRE(m);
-  std::map<std::string, Stored> out;
-  for (const auto& t : m->tensors) {
-    out[t.name] = {std::string(stored_type_name(t)), std::vector<uint8_t>(file.begin() + t.offset, file.begin() + t.offset + t.nbytes)};
-  }
-  if (file_type) {
-    const GgufValue* v = static_cast<const GgufState&>(*m->format_state).header.find("general.file_type");
-    REQUIRE(v);
-    *file_type = v->as_uint().value_or(0);
-  }
-  return out;
-}
+using amn::test::tensors_of;
 
 // `imatrix`: a fixture whose bytes the session reads as the request's importance matrix.
 std::vector<uint8_t> forget(const std::string& request, const std::string& input = kInput, const std::string& imatrix = "") {

@@ -4,6 +4,7 @@
 // knowing the scheme; the session (session/request.h) fills ForgetSettings from options.
 #pragma once
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "formats/gguf/imatrix.h"
+#include "formats/gguf/kv_input.h"
 
 namespace amn {
 
@@ -85,6 +87,10 @@ class Forgetter {
   virtual std::vector<std::string> quantization_config_mirrors() const { return {}; }
   // "nf4, blocksize 64, double quantization": the settings in words, for reports.
   virtual std::string describe() const = 0;
+  // A GGUF reference (--like G.gguf) writes GGUF only, with G's llama-quantize KVs
+  // (general.file_type, general.quantization_version; empty when G has none); nullopt
+  // for every other forgetter.
+  virtual std::optional<std::vector<GgufKv>> gguf_reference_kv() const { return std::nullopt; }
   // Whether the input fits what the forgetter was made for (--like: REF's weights and
   // shapes); invalid_argument naming what does not.
   virtual Status check_input(const Model& input) const {

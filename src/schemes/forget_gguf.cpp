@@ -1,8 +1,9 @@
 #include "schemes/forget_gguf.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
+#include <cstring>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "kernels/cast.h"
 #include "kernels/ggml/dequantize.h"
 #include "kernels/ggml/quantize.h"
+#include "kernels/ggml/requantize.h"
 #include "formats/gguf/describe.h"
 #include "schemes/forget_util.h"
 #include "schemes/gguf_mix.h"
@@ -56,11 +58,15 @@ bool is_token_embd(std::string_view name) { return name == "token_embd.weight" |
 // `imatrix`: the weights of every expert (ne[0] each, expert after expert), or null.
 // A source stored in a ggml block type (--allow-requantize) is dequantized to F32 first,
 // as llama-quantize's llama_tensor_dequantize_impl does.
+// `reference` (forget --like G --reuse-scales): the tensor's blocks in G, whose scales
+// every block keeps (kernels/ggml/requantize.h). An F32 target (a --like reference's
+// type) is the values as read.
 class GgufOp final : public EncodeOp {
  public:
-  GgufOp(const TensorRecord& t, GgmlType type, std::shared_ptr<const ImportanceMatrix> matrix, const std::vector<float>* imatrix)
+  GgufOp(const TensorRecord& t, GgmlType type, std::shared_ptr<const ImportanceMatrix> matrix, const std::vector<float>* imatrix,
+         std::shared_ptr<const std::vector<uint8_t>> reference = nullptr)
       : type_(type), source_type_(t.block_type.empty() ? kNoGgmlType : t.ggml_type), cols_(row_length(t)),
-        matrix_rows_(matrix_rows(t)), matrix_(std::move(matrix)), imatrix_(imatrix) {
+        matrix_rows_(matrix_rows(t)), matrix_(std::move(matrix)), imatrix_(imatrix), reference_(std::move(reference)) {
     const GgmlTraits& info = *ggml_traits(type);
     rows_ = cols_ ? t.elements / cols_ : 0;
     row_bytes_ = cols_ / info.block_elements * info.block_bytes;
@@ -83,21 +89,26 @@ class GgufOp final : public EncodeOp {
     } else {
       load_f32(source, from, r0 * cols_, n, values.data());
     }
-    // llama-quantize quantizes expert by expert, each with its own part of the matrix.
+    const GgmlTraits& info = *ggml_traits(type_);
     size_t wrote = 0;
-    for (uint64_t r = r0; r < r1;) {
-      const uint64_t expert = r / matrix_rows_, end = std::min(r1, (expert + 1) * matrix_rows_);
-      const float* weights = imatrix_ ? imatrix_->data() + expert * cols_ : nullptr;
-      wrote += quantize_ggml(type_, values.data() + (r - r0) * cols_, out + (r - r0) * row_bytes_, static_cast<int64_t>(end - r),
-                             static_cast<int64_t>(cols_), weights);
-      r = end;
+    if (type_ == GgmlType::F32) {
+      std::memcpy(out, values.data(), n * 4);
+      wrote = n * 4;
+    } else if (reference_) {
+      const uint64_t blocks = n / info.block_elements;
+      if (reference_->size() < r1 * row_bytes_ ||
+          !requantize_ggml(type_, values.data(), reference_->data() + r0 * row_bytes_, out, blocks)) {
+        return make_error(ErrorCode::internal, "no " + std::string(info.name) + " blocks of the reference to re-encode with");
+      }
+      wrote = (r1 - r0) * row_bytes_;
+    } else {
+      wrote = quantize_rows(values.data(), r0, r1, out);
     }
     if (wrote != (r1 - r0) * row_bytes_) {
       return make_error(ErrorCode::internal, "the " + std::string(ggml_traits(type_)->name) + " encoder wrote " +
                                                  std::to_string(wrote) + " bytes");
     }
     // What ggml's loader reads back: to_float of the blocks, or the F16 / BF16 values.
-    const GgmlTraits& info = *ggml_traits(type_);
     if (info.dtype) {
       cast_floats(*info.dtype, DType::F32, out, reinterpret_cast<uint8_t*>(back.data()), n);
     } else {
@@ -110,10 +121,24 @@ class GgufOp final : public EncodeOp {
   }
 
  private:
+  // llama-quantize quantizes expert by expert, each with its own part of the matrix.
+  size_t quantize_rows(const float* values, uint64_t r0, uint64_t r1, uint8_t* out) const {
+    size_t wrote = 0;
+    for (uint64_t r = r0; r < r1;) {
+      const uint64_t expert = r / matrix_rows_, end = std::min(r1, (expert + 1) * matrix_rows_);
+      const float* weights = imatrix_ ? imatrix_->data() + expert * cols_ : nullptr;
+      wrote += quantize_ggml(type_, values + (r - r0) * cols_, out + (r - r0) * row_bytes_, static_cast<int64_t>(end - r),
+                             static_cast<int64_t>(cols_), weights);
+      r = end;
+    }
+    return wrote;
+  }
+
   GgmlType type_, source_type_;
   uint64_t cols_, matrix_rows_, rows_ = 0, row_bytes_ = 0;
   std::shared_ptr<const ImportanceMatrix> matrix_;  // keeps imatrix_ alive
   const std::vector<float>* imatrix_;
+  std::shared_ptr<const std::vector<uint8_t>> reference_;
   std::vector<TensorSpec> specs_;
   mutable SumsByPiece sums_;
 };
@@ -335,6 +360,11 @@ class GgufForgetter final : public Forgetter {
 };
 
 }  // namespace
+
+std::shared_ptr<const EncodeOp> make_gguf_op(const TensorRecord& t, GgmlType type,
+                                             std::shared_ptr<const std::vector<uint8_t>> reference) {
+  return std::make_shared<GgufOp>(t, type, nullptr, nullptr, std::move(reference));
+}
 
 std::vector<std::string_view> gguf_forget_types() {
   std::vector<std::string_view> out;

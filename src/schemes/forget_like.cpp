@@ -19,6 +19,7 @@
 #include "kernels/quant/fp8.h"
 #include "kernels/quant/mlx.h"
 #include "schemes/bnb_state.h"
+#include "schemes/forget_gguf.h"
 #include "schemes/forget_util.h"
 
 namespace amn {
@@ -302,6 +303,7 @@ lethe::Fp8Block config_block(const Model& ref) {
 }  // namespace
 
 Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse, std::string_view scheme) {
+  if (ref.format == ModelFormat::gguf) return make_gguf_like_forgetter(ref, files, reuse, scheme);
   // Every companion of every weight, in one read (one need_bytes round in JS): they are
   // small, unlike the weights, which are never read.
   std::vector<ByteRange> ranges;

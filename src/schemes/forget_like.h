@@ -1,8 +1,9 @@
 // forget --like REF: the scheme, its settings and the set of quantized weights taken from
 // a quantized reference model; with reuse_scales also its scales (absmax, SCB,
 // scale_inv), written back as they are, so that forgetting what remember made of REF
-// gives REF's bytes again (docs/cli.md "Forget"). bitsandbytes 4-bit / int8 and FP8
-// block references are read.
+// gives REF's bytes again (docs/cli.md "Forget"). bitsandbytes 4-bit / int8, FP8,
+// MXFP4, NVFP4 and MLX references are read; a GGUF reference is schemes/forget_gguf.h's
+// make_gguf_like_forgetter (each tensor G's ggml type, G's block scales).
 #pragma once
 #include <memory>
 #include <string_view>

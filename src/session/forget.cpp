@@ -121,6 +121,23 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   ForgetOptions options;
   if (!request.like.empty()) {
     if (!like) return make_error(ErrorCode::unsupported, option_name(OptionId::like, surface) + " is not available here yet");
+    // G names each tensor's type: llama-quantize's choices have no say. Spelled as the
+    // command line spells them, as the reference's other misfits are (both CLIs print them).
+    if (like->gguf_reference_kv()) {
+      if (request.to != OutputFormat::gguf) {
+        return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, Surface::cli) + ": a GGUF reference writes GGUF (" +
+                                                           option_name(OptionId::format, Surface::cli) + " gguf)");
+      }
+      for (auto [given, id] : {std::pair{request.pure, OptionId::pure}, std::pair{!request.imatrix.empty(), OptionId::imatrix},
+                               std::pair{!request.output_tensor_type.empty(), OptionId::output_tensor_type},
+                               std::pair{!request.token_embedding_type.empty(), OptionId::token_embedding_type},
+                               std::pair{request.leave_output_tensor, OptionId::leave_output_tensor}}) {
+        if (given) {
+          return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, Surface::cli) +
+                                                             " takes each tensor's type from the GGUF reference: leave out " + option_name(id, Surface::cli));
+        }
+      }
+    }
     AMN_TRY(like->check_input(model));
     options.forgetter = std::move(like);
   } else {
@@ -137,6 +154,8 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
     std::vector<GgufKv> kv;
     if (auto ft = gguf_file_type(request.scheme)) {
       kv = {{"general.quantization_version", gguf_u32(ft->quantization_version)}, {"general.file_type", gguf_u32(ft->file_type)}};
+    } else if (auto ref_kv = options.forgetter->gguf_reference_kv()) {
+      kv = std::move(*ref_kv);  // --like G.gguf: G's
     }
     if (imatrix && !imatrix->entries.empty()) merge_gguf_kv(kv, imatrix_kv(request, *imatrix));
     merge_gguf_kv(kv, std::move(options.convert.gguf_kv));

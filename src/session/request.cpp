@@ -73,9 +73,11 @@ const std::array<OptionRow, 41> kOptions = {{
     {OptionId::strict, "strict", "--strict", "",
      "fail when a chosen tensor cannot be quantized, instead of keeping it with a warning", kAny},
     {OptionId::like, "like", "--like", "REF",
-     "take the scheme, its settings and the quantized weights from the quantized model REF", kAny},
+     "take the scheme, its settings and the quantized weights from the quantized model REF (a GGUF REF, "
+     "with --to gguf: each tensor's ggml type in REF)", kAny},
     {OptionId::reuse_scales, "reuseScales", "--reuse-scales", "",
-     "with --like: reuse REF's scales too, so forgetting what remember made of REF gives REF's bytes", kAny},
+     "with --like: reuse REF's scales too (a GGUF REF's block scales), so forgetting what remember made of REF "
+     "gives REF's bytes", kAny},
     {OptionId::pure, "pure", "--pure", "",
      "--to gguf: every tensor llama-quantize would quantize gets the one type, as llama-quantize --pure "
      "(without it a llama-quantize file type such as Q4_K_M picks a type per tensor)", kAny},

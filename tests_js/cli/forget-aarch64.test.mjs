@@ -11,7 +11,8 @@ import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { forgetSchemes } from '../../npm/node.js';
-import { scratchDir } from '../support/helpers.js';
+import { scratchDir, loadPackage } from '../support/helpers.js';
+import { ggufTensors } from '../support/gguf_input.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const X86 = join(root, 'build/native/amn');
@@ -79,4 +80,21 @@ test('forget under qemu aarch64 writes x86-64\'s bytes, for every scheme and ggm
   }
   // Every safetensors scheme above, and at least the 27 ggml types the help lists.
   assert.ok(ran >= Object.keys(INPUTS).length + 27, `only ${ran} runs`);
+});
+
+test('forget --to gguf --like G --reuse-scales under qemu aarch64: G\'s blocks again, x86-64\'s bytes', async () => {
+  assert.ok(existsSync(ARM), `${ARM} is missing (make aarch64)`);
+  const amn = await loadPackage();
+  const dir = scratchDir('amn-forget-arm-like-');
+  // llama-quantize's files: K-quants with Q6_K / Q5_0 / Q8_0 bumps, IQ4_XS, IQ2_XS (the
+  // grid search). Every other type's blocks: tests_native/test_forget_gguf_like.cpp, which
+  // test-aarch64 runs under qemu too.
+  for (const name of ['tiny-Q4_K_M.gguf', 'tiny-Q3_K_M.gguf', 'tiny-IQ4_XS.gguf', 'tiny-imatrix-IQ2_XS.gguf']) {
+    const g = fx(`gguf_ftype/${name}`);
+    const back = join(dir, `${name}.safetensors`);
+    const r = spawnSync(X86, ['remember', g, '--to', 'f32', '-o', back, '-q'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    forgetBoth(back, ['--to', 'gguf', '--like', g, '--reuse-scales'], dir, `like-${name}`);
+    assert.deepEqual(await ggufTensors(amn, readFileSync(join(dir, `like-${name}-x86`))), await ggufTensors(amn, readFileSync(g)), name);
+  }
 });

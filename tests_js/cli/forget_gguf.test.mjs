@@ -138,3 +138,52 @@ test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors
     assert.equal(node.stderr, native.stderr, args.join(' '));
   }
 });
+
+test('forget --to gguf --like G --reuse-scales: remember(G) forgotten like G is G, both CLIs and the npm API', async () => {
+  const amn = await loadPackage();
+  const dir = scratchDir('amn-forget-gguf-like-');
+  const fixtures = join(root, 'fixtures/gguf_ftype');
+  // llama-quantize's Q4_K_M of the tiny llama: Q4_K, Q6_K and F32 tensors mixed.
+  const g = join(fixtures, 'tiny-Q4_K_M.gguf');
+  const back = join(dir, 'back.safetensors');
+  const r = run('native', ['remember', g, '--to', 'f32', '-o', back, '-q']);
+  assert.equal(r.code, 0, r.err);
+  const want = await ggufTensors(amn, readFileSync(g));
+  assert.ok(new Set(Object.values(want).map(([type]) => type)).size >= 3, 'G mixes types');
+  const outs = [];
+  for (const cli of ['native', 'node']) {
+    const out = join(dir, `${cli}.gguf`);
+    const f = run(cli, ['forget', back, '--to', 'gguf', '--like', g, '--reuse-scales', '-o', out]);
+    assert.equal(f.code, 0, `${cli}: ${f.err}`);
+    assert.match(f.out, /like the GGUF reference/);
+    outs.push(readFileSync(out));
+  }
+  assert.deepEqual(outs[1], outs[0]);
+  assert.deepEqual(await ggufTensors(amn, outs[0]), want);
+  // The npm API: model.forget({ to: 'gguf', like, reuseScales }).
+  const model = await amn.open(back);
+  const ref = await amn.open(g);
+  try {
+    const res = await model.forget({ to: 'gguf', like: ref, reuseScales: true });
+    assert.deepEqual(Buffer.from(res.output), outs[0]);
+  } finally {
+    await model.close();
+    await ref.close();
+  }
+  // Misuse: the same usage error (exit 2, one line) from both CLIs.
+  const tied = join(dir, 'tied.safetensors');
+  assert.equal(run('native', ['remember', join(fixtures, 'tiny-tied-Q4_K_M.gguf'), '--to', 'f32', '-o', tied, '-q']).code, 0);
+  for (const [args, message] of [
+    [[back, '--to', 'gguf', '--like', g, '--scheme', 'Q4_K'], /leave out --scheme/],
+    [[back, '--like', g], /a GGUF reference writes GGUF/],
+    [[back, '--to', 'gguf', '--like', g, '--pure'], /leave out --pure/],
+    [[tied, '--to', 'gguf', '--like', g, '--reuse-scales'], /the reference has '[^']+', which the input lacks/],
+  ]) {
+    const native = run('native', ['forget', ...args, '-o', join(dir, 'x.gguf')]);
+    const node = run('node', ['forget', ...args, '-o', join(dir, 'x.gguf')]);
+    assert.equal(native.code, 2, `${args.join(' ')}: ${native.err}`);
+    assert.match(native.err.split('\n')[0], message);
+    assert.equal(node.code, 2, args.join(' '));
+    assert.equal(node.err, native.err);
+  }
+});

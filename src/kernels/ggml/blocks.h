@@ -81,6 +81,38 @@ extern const uint64_t iq1s_grid[2048];
 // on a little-endian machine.
 inline uint8_t grid_byte(uint64_t entry, int j) { return uint8_t(entry >> (8 * j)); }
 
+// ggml's get_scale_min_k4: the 6-bit scale and min of sub-block j (0..7) of a Q4_K /
+// Q5_K super-block.
+inline void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
+  if (j < 4) {
+    *d = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *d = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *m = uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
+  }
+}
+
+// Q3_K's sixteen 6-bit scales (biased by 32), as dequantize_row_q3_K unpacks them: low 4
+// bits in bytes 0..7, high 2 bits in bytes 8..11.
+inline void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
+  constexpr uint32_t kmask1 = 0x03030303;
+  constexpr uint32_t kmask2 = 0x0f0f0f0f;
+  uint32_t aux[4];
+  std::memcpy(aux, packed, 12);
+  const uint32_t tmp = aux[2];
+  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+  std::memcpy(scales, aux, 16);
+}
+
+// IQ1_M's F16 super-block scale, assembled from the top nibbles of its four scale words.
+inline uint16_t iq1_m_scale(const uint16_t* sc) {
+  return uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+}
+
 // Block i of `in` (unaligned bytes).
 template <class Block>
 Block load_block(const uint8_t* in, size_t i) {

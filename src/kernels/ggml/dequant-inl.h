@@ -281,22 +281,11 @@ HWY_NOINLINE void DequantQ5_1(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
 
 // ---- K-quants: super-blocks of 256 ----
 
-// ggml's get_scale_min_k4: scale and min j (0..7) of a Q4_K / Q5_K super-block.
-HWY_INLINE void ScaleMinK4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-  if (j < 4) {
-    *d = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *d = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    *m = uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-  }
-}
-
 // d * scale and dmin * min of the eight groups of 32 of a Q4_K / Q5_K super-block.
 HWY_INLINE void FactorsK4(const uint8_t* scales, float d, float dmin, float* dl, float* ml) {
   for (int g = 0; g < 8; ++g) {
     uint8_t sc, m;
-    ScaleMinK4(g, scales, &sc, &m);
+    get_scale_min_k4(g, scales, &sc, &m);
     dl[g] = d * float(sc);
     ml[g] = dmin * float(m);
   }
@@ -409,20 +398,6 @@ HWY_NOINLINE void DequantQ2_K(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
   }
 }
 
-// Q3_K's sixteen 6-bit scales, as the reference unpacks them (still biased by 32).
-HWY_INLINE void ScalesQ3K(const uint8_t* packed, int8_t* scales) {
-  constexpr uint32_t kmask1 = 0x03030303;
-  constexpr uint32_t kmask2 = 0x0f0f0f0f;
-  uint32_t aux[4];
-  std::memcpy(aux, packed, 12);
-  const uint32_t tmp = aux[2];
-  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
-  std::memcpy(scales, aux, 16);
-}
-
 // dequantize_row_q3_K: per group of 16, dl * (low - (high bit ? 0 : 4)) with
 // dl = d * (scale - 32). Low 2 bits as Q2_K; the high bit of element 128c + 32j + l is
 // bit 4c + j of hmask[l]. low - (bit ? 0 : 4) = (low | bit << 2) - 4.
@@ -433,7 +408,7 @@ HWY_NOINLINE void DequantQ3_K(const uint8_t* HWY_RESTRICT in, float* HWY_RESTRIC
   for (size_t i = 0; i < blocks; ++i, in += sizeof(block_q3_K), out += QK_K) {
     const float d = HalfAt(in + 108);
     int8_t scales[16];
-    ScalesQ3K(in + 96, scales);
+    unpack_q3_k_scales(in + 96, scales);
     float dl[16];
     for (int g = 0; g < 16; ++g) dl[g] = d * float(scales[g] - 32);
     for (int c = 0; c < 2; ++c) {

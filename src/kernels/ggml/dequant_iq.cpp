@@ -166,9 +166,7 @@ void dequantize_iq1_m(const uint8_t* in, float* out, size_t blocks) {
     const auto b = load_block<block_iq1_m>(in, i);
     uint16_t sc[4];
     std::memcpy(sc, b.scales, sizeof sc);
-    const uint16_t scale = uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) |
-                                    (sc[3] & 0xf000));
-    const float d = fp16_to_f32(scale);
+    const float d = fp16_to_f32(iq1_m_scale(sc));
     const uint8_t* qs = b.qs;
     const uint8_t* qh = b.qh;
     for (int ib = 0; ib < QK_K / 32; ++ib) {

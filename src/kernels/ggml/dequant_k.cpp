@@ -34,22 +34,11 @@ void dequantize_q2_k(const uint8_t* in, float* out, size_t blocks) {
 
 // dequantize_row_q3_K: 16 groups of 16; d * (scale - 32) * (q - (high bit ? 0 : 4)).
 void dequantize_q3_k(const uint8_t* in, float* out, size_t blocks) {
-  constexpr uint32_t kmask1 = 0x03030303;
-  constexpr uint32_t kmask2 = 0x0f0f0f0f;
   for (size_t i = 0; i < blocks; ++i) {
     const auto b = load_block<block_q3_K>(in, i);
     const float d_all = fp16_to_f32(b.d);
-
-    // Sixteen 6-bit scales: low 4 bits in bytes 0..7, high 2 bits in bytes 8..11.
-    uint32_t aux[4];
-    std::memcpy(aux, b.scales, 12);
-    const uint32_t tmp = aux[2];
-    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
     int8_t scales[16];
-    std::memcpy(scales, aux, sizeof scales);
+    unpack_q3_k_scales(b.scales, scales);
 
     const uint8_t* q = b.qs;
     const uint8_t* hm = b.hmask;
@@ -72,19 +61,6 @@ void dequantize_q3_k(const uint8_t* in, float* out, size_t blocks) {
     }
   }
 }
-
-namespace {
-// ggml's get_scale_min_k4: scale and min j (0..7) of a Q4_K / Q5_K super-block.
-void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-  if (j < 4) {
-    *d = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *d = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    *m = uint8_t((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-  }
-}
-}  // namespace
 
 // dequantize_row_q4_K: 8 groups of 32; d1 * q - m1 with d1 = d * scale, m1 = dmin * min.
 void dequantize_q4_k(const uint8_t* in, float* out, size_t blocks) {

@@ -14,17 +14,6 @@
 namespace amn::ggml {
 namespace {
 
-// ggml's get_scale_min_k4: the 6-bit scale and min of sub-block j of Q4_K / Q5_K.
-void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-  if (j < 4) {
-    *d = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-  }
-}
-
 // The 2-bit levels of 256 values, four per byte (Q2_K, Q3_K's low bits).
 void pack_2bit(const uint8_t* L, uint8_t* qs) {
   for (int j = 0; j < QK_K; j += 128) {
