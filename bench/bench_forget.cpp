@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
               "encoder's runs\n\n",
               static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
               static_cast<unsigned long long>(n), kRuns, static_cast<unsigned long long>(n * 4));
-  std::printf("CPU: %s; build: %s; the lethe encoders are scalar (no per-target dispatch)\n\n",
+  std::printf("CPU: %s; build: %s; one implementation per encoder (no per-target dispatch)\n\n",
               amn::bench::cpu_model().c_str(), amn::bench::kArch);
   std::printf("| encoder | Melem/s | memcpy Melem/s | encoder / memcpy |\n|---|---:|---:|---:|\n");
 
