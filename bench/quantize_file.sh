@@ -35,8 +35,8 @@ best_llama=1e9 best_amn=1e9
 for r in $(seq 1 "$rounds"); do
   if [ $((r % 2)) -eq 1 ]; then l=$(seconds run_llama); a=$(seconds run_amn); else a=$(seconds run_amn); l=$(seconds run_llama); fi
   printf '| %d | %.2f | %.2f | %.2f |\n' "$r" "$l" "$a" "$(echo "$l / $a" | bc -l)"
-  best_llama=$(echo "if ($l < $best_llama) $l else $best_llama" | bc -l)
-  best_amn=$(echo "if ($a < $best_amn) $a else $best_amn" | bc -l)
+  best_llama=$(awk -v a="$l" -v b="$best_llama" 'BEGIN { print (a < b ? a : b) }')
+  best_amn=$(awk -v a="$a" -v b="$best_amn" 'BEGIN { print (a < b ? a : b) }')
 done
 printf '| best | %.2f | %.2f | %.2f |\n' "$best_llama" "$best_amn" "$(echo "$best_llama / $best_amn" | bc -l)"
 echo

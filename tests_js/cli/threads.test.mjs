@@ -52,7 +52,7 @@ test('--threads 1 and --threads 3 write the same bytes (forget to GGUF and safet
   writeFileSync(input, model());
   const runs = [
     ['forget', '--to', 'gguf', '--scheme', 'Q4_K', '--pure', '--gguf-kv', 'general.architecture=llama'],
-    ['forget', '--to', 'gguf', '--scheme', 'IQ4_XS', '--pure', '--gguf-kv', 'general.architecture=llama'],
+    ['forget', '--to', 'gguf', '--scheme', 'Q6_K', '--pure', '--gguf-kv', 'general.architecture=llama'],
     ['forget', '--scheme', 'nf4', '--double-quant'],
     ['forget', '--scheme', 'int8'],
     ['convert', '--to', 'gguf', '--dtype', 'f16', '--gguf-kv', 'general.architecture=llama'],
@@ -72,8 +72,14 @@ test('--threads 1 and --threads 3 write the same bytes (forget to GGUF and safet
   }
 });
 
-test('--threads must be a positive whole number', () => {
-  const r = spawnSync(AMN, ['convert', 'x.safetensors', '--to', 'gguf', '--threads', '0'], { encoding: 'utf8' });
-  assert.equal(r.status, 2);
-  assert.match(r.stderr, /--threads must be a positive whole number/);
+test('--threads must be a positive whole number, in both CLIs', () => {
+  for (const n of ['0', '-2', 'x']) {
+    const args = ['convert', 'x.safetensors', '--to', 'gguf', '--threads', n];
+    const native = spawnSync(AMN, args, { encoding: 'utf8' });
+    const node = spawnSync(process.execPath, [join(root, 'npm/bin/amn.js'), ...args], { encoding: 'utf8' });
+    assert.equal(native.status, 1);
+    assert.match(native.stderr, /--threads must be a positive whole number/);
+    assert.equal(node.status, native.status);
+    assert.equal(node.stderr, native.stderr);
+  }
 });

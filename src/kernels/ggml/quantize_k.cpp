@@ -94,11 +94,10 @@ void q2_k_ref(const float* x, block_q2_K& y) {
 
 void q2_k_impl(const float* x, block_q2_K& y, const float* qw_block) {
   uint8_t L[QK_K];
-  uint8_t Laux[16];
   float mins[QK_K / 16];
   float scales[QK_K / 16];
   float sw[QK_K / 16] = {};
-  float weight[16];
+  float weight[QK_K];
   uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
 
   float sumx2 = 0;
@@ -106,10 +105,11 @@ void q2_k_impl(const float* x, block_q2_K& y, const float* qw_block) {
   float sigma2 = sumx2 / QK_K;
   for (int j = 0; j < QK_K / 16; ++j) {
     const float* qw = qw_block + 16 * j;
-    for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
-    for (int l = 0; l < QK_K / 16; ++l) sw[j] += weight[l];
-    scales[j] = make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+    float* w = weight + 16 * j;
+    for (int l = 0; l < 16; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+    for (int l = 0; l < QK_K / 16; ++l) sw[j] += w[l];
   }
+  make_qkx3_quants_blocks(QK_K / 16, 16, 3, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);  // all at once
   float dm = make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
   float mm = make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
   y.d = fp32_to_fp16(dm);
@@ -294,10 +294,9 @@ void k4_ref(const float* x, Block& y, uint8_t* L, int nmax, float rmin, int nste
 // The weighted search of Q4_K and Q5_K.
 template <class Block>
 void k4_impl(const float* x, Block& y, uint8_t* L, int nmax, const float* qw_block, bool clamp_levels) {
-  uint8_t Laux[32];
   uint8_t Ls[QK_K / 32];
   uint8_t Lm[QK_K / 32];
-  float weights[32];
+  float weights[QK_K];
   float sw[QK_K / 32];
   float mins[QK_K / 32];
   float scales[QK_K / 32];
@@ -306,12 +305,13 @@ void k4_impl(const float* x, Block& y, uint8_t* L, int nmax, const float* qw_blo
   float sigma2 = 2 * sum_x2 / QK_K;
   for (int j = 0; j < QK_K / 32; ++j) {
     const float* qw = qw_block + 32 * j;
-    for (int l = 0; l < 32; ++l) weights[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
+    float* w = weights + 32 * j;
+    for (int l = 0; l < 32; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
     float sumw = 0;
-    for (int l = 0; l < 32; ++l) sumw += weights[l];
+    for (int l = 0; l < 32; ++l) sumw += w[l];
     sw[j] = sumw;
-    scales[j] = make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
   }
+  make_qkx3_quants_blocks(QK_K / 32, 32, nmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);  // all at once
   float d_block = make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
   float m_block = make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
   // Q5_K clamps the levels (a negative one has wrapped to a large uint8); Q4_K does not.

@@ -1,6 +1,6 @@
-// ggml's make_qkx2_quants, make_qx_quants and make_q3_quants (quantize_search.cpp) on several sub-blocks
-// at once, one sub-block per vector lane: the searches of Q2_K, Q4_K and Q5_K without an
-// importance matrix (quantize_row_<type>_ref), Q6_K's and Q3_K's, which spend most of those
+// ggml's make_qkx2_quants, make_qkx3_quants, make_qx_quants and make_q3_quants
+// (quantize_search.cpp) on several sub-blocks at once, one sub-block per vector lane:
+// the searches of every K-quant, with and without an importance matrix, which spend most of those
 // encoders' time. Each lane
 // runs the reference's operations in the reference's order on its own sub-block (a
 // multiply and an add never fused: -ffp-contract=off, and no MulAdd here; divisions and
@@ -30,16 +30,18 @@ HWY_INLINE auto NearestInt(D d, V x) {
 }
 
 // make_qkx2_quants(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], ...)
-// for k < count, returning each scale in scales[k]. n at most 32.
+// for k < count, returning each scale in scales[k]; with qkx3, make_qkx3_quants (the
+// same search with given weights but for its test of a flat sub-block, max <= min
+// instead of max == min). n at most 32.
 HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
                                 const float* HWY_RESTRICT weights, uint8_t* HWY_RESTRICT L,
                                 float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
-                                float rdelta, int nstep, bool use_mad) {
+                                float rdelta, int nstep, bool use_mad, bool qkx3) {
 #if HWY_TARGET == HWY_SCALAR
   uint8_t Laux[32];
   for (int k = 0; k < count; ++k) {
-    scales[k] = make_qkx2_quants(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], Laux, rmin, rdelta,
-                                 nstep, use_mad);
+    const auto search = qkx3 ? make_qkx3_quants : make_qkx2_quants;
+    scales[k] = search(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], Laux, rmin, rdelta, nstep, use_mad);
   }
 #else
   const hn::CappedTag<float, 8> d;
@@ -78,7 +80,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
       sum_x = hn::Add(sum_x, hn::Mul(wi, xi));
     }
     vmin = hn::IfThenElse(hn::Gt(vmin, zero), zero, vmin);
-    const auto flat = hn::Eq(vmax, vmin);  // those lanes: all levels 0, scale 0 (below)
+    const auto flat = qkx3 ? hn::Le(vmax, vmin) : hn::Eq(vmax, vmin);  // all levels 0, scale 0 (below)
     auto iscale = hn::Div(hn::Set(d, static_cast<float>(nmax)), hn::Sub(vmax, vmin));
     auto scale = hn::Div(hn::Set(d, 1.f), iscale);
     auto best_error = zero;
@@ -330,7 +332,14 @@ HWY_EXPORT(Q3SubBlocks);
 
 void make_qkx2_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
                              float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad) {
-  HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad);
+  HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad,
+                                      false);
+}
+
+void make_qkx3_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                             float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad) {
+  HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad,
+                                      true);
 }
 
 void make_qx_quants_blocks(int count, int n, int nmax, const float* x, const float* qw, int8_t* L, float* scales) {

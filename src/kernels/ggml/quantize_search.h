@@ -64,6 +64,9 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
 // and *the_min. The same bytes, several sub-blocks at once (quantize_k_simd.cpp).
 void make_qkx2_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
                              float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad);
+// make_qkx3_quants likewise (weights given).
+void make_qkx3_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                             float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad);
 // make_qx_quants with rmse_type 1 on `count` sub-blocks of n (at most 32): qw (laid out
 // as x) or null for ggml's default weights x^2; scales[k] is sub-block k's return value.
 void make_qx_quants_blocks(int count, int n, int nmax, const float* x, const float* qw, int8_t* L, float* scales);
