@@ -8,7 +8,9 @@
 //
 //   AMN_BENCH_GGML=/path/libggml-base.so bench_ggml_quantize [elements] [--rounds N] [--only TYPE]
 //
-// Without AMN_BENCH_GGML only amn's column is printed. Each type is timed twice where
+// Melem/s are each one's best round; the ratio is the median over rounds of the two's
+// time ratio within one round (robust to a shared machine's load, which moves both of a
+// round alike). Without AMN_BENCH_GGML only amn's column is printed. Each type is timed twice where
 // its encoder reads an importance matrix: without one (llama-quantize without
 // --imatrix), and with a synthetic one (the same for both); the types ggml refuses
 // without one (IQ2_XXS, IQ2_XS, IQ1_S) only with it.
@@ -68,7 +70,7 @@ double seconds_of(const std::function<void()>& fn) {
 
 int main(int argc, char** argv) {
   size_t n = size_t{1} << 20;
-  int rounds = 3;
+  int rounds = 5;
   std::string only;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
@@ -93,8 +95,9 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> weight(0.05f, 4.0f);
   for (auto& v : imatrix) v = weight(rng);
 
-  std::printf("GGUF quantization from F32, %zu elements (%lld rows of %lld), one thread, best of %d "
-              "interleaved rounds, Melem/s (higher is better)\n\n",
+  std::printf("GGUF quantization from F32, %zu elements (%lld rows of %lld), one thread, %d "
+              "interleaved rounds, Melem/s (higher is better; best round each); amn / ggml: the median over rounds "
+              "of the two's time ratio within a round\n\n",
               n, static_cast<long long>(rows), static_cast<long long>(kRow), rounds);
   std::printf("CPU: %s; build: %s; default implementation: %.*s\n", cpu_model().c_str(), kArch,
               int(amn::active_impl_name().size()), amn::active_impl_name().data());
@@ -121,23 +124,34 @@ int main(int argc, char** argv) {
         ggml.init(static_cast<int>(id));
         ggml.chunk(static_cast<int>(id), src.data(), theirs.data(), 0, 1, kRow, w);
       }
-      double best_ours = 1e30, best_theirs = 1e30;
+      // Per round: amn's time and ggml's, the order alternating. The ratio reported is
+      // the median over rounds of ggml's time over amn's in the same round (a shared
+      // machine's load moves both of a round alike); Melem/s are each one's best round.
+      std::vector<double> ours_s, theirs_s, ratios;
       size_t wrote = 0, wrote_theirs = 0;
+      auto run_ours = [&] { wrote = amn::quantize_ggml(type, src.data(), ours.data(), rows, kRow, w); };
+      auto run_theirs = [&] { wrote_theirs = ggml.chunk(static_cast<int>(id), src.data(), theirs.data(), 0, rows, kRow, w); };
       for (int r = 0; r < rounds; ++r) {
-        // Alternate which goes first, so neither always runs on a warmer cache.
-        auto run_ours = [&] { wrote = amn::quantize_ggml(type, src.data(), ours.data(), rows, kRow, w); };
-        auto run_theirs = [&] { wrote_theirs = ggml.chunk(static_cast<int>(id), src.data(), theirs.data(), 0, rows, kRow, w); };
-        if (r % 2 == 0 || !ggml.chunk) best_ours = std::min(best_ours, seconds_of(run_ours));
-        if (ggml.chunk) best_theirs = std::min(best_theirs, seconds_of(run_theirs));
-        if (r % 2 == 1 && ggml.chunk) best_ours = std::min(best_ours, seconds_of(run_ours));
+        double a = 0, b = 0;
+        if (r % 2 == 0 || !ggml.chunk) a = seconds_of(run_ours);
+        if (ggml.chunk) b = seconds_of(run_theirs);
+        if (r % 2 == 1 && ggml.chunk) a = seconds_of(run_ours);
+        ours_s.push_back(a);
+        if (ggml.chunk) {
+          theirs_s.push_back(b);
+          ratios.push_back(b / a);
+        }
       }
-      const double mel = n / best_ours / 1e6;
+      const double mel = n / *std::min_element(ours_s.begin(), ours_s.end()) / 1e6;
       std::printf("| %.*s | %s | %.1f |", int(info.name.size()), info.name.data(), w ? "yes" : "no", mel);
       if (ggml.chunk) {
-        const double theirs_mel = n / best_theirs / 1e6;
+        const double theirs_mel = n / *std::min_element(theirs_s.begin(), theirs_s.end()) / 1e6;
+        std::sort(ratios.begin(), ratios.end());
+        const double median = ratios.size() % 2 ? ratios[ratios.size() / 2]
+                                                : (ratios[ratios.size() / 2 - 1] + ratios[ratios.size() / 2]) / 2;
         const bool same = wrote == bytes && wrote_theirs == bytes && ours == theirs;
         all_same = all_same && same;
-        std::printf(" %.1f | %.2f | %s |\n", theirs_mel, mel / theirs_mel, same ? "identical" : "DIFFERENT");
+        std::printf(" %.1f | %.2f | %s |\n", theirs_mel, median, same ? "identical" : "DIFFERENT");
       } else {
         std::printf(" - | - | %s |\n", wrote == bytes ? "-" : "WRONG SIZE");
         all_same = all_same && wrote == bytes;
