@@ -29,6 +29,17 @@ fi
 echo; echo "## GGUF block dequantization to F32 (Melem/s, single thread)"; echo
 "$native/bench/bench_ggml"
 wasm_bench bench_ggml
+# ggml's own quantizer, when the user names its library (never built here).
+if [ -n "${AMN_BENCH_GGML:-}" ]; then
+  echo; echo "## GGUF block quantization from F32 against ggml (Melem/s, single thread)"; echo
+  "$native/bench/bench_ggml_quantize"
+fi
+# A whole file against llama-quantize, when the user names one and an input
+# (AMN_BENCH_QUANTIZE_FILE, e.g. bench/make_llama_f16.py's).
+if [ -n "${AMN_BENCH_LLAMA_QUANTIZE:-}" ] && [ -n "${AMN_BENCH_QUANTIZE_FILE:-}" ]; then
+  echo; echo "## Whole-file quantize against llama-quantize"; echo
+  AMN="$native/amn" bench/quantize_file.sh "$AMN_BENCH_QUANTIZE_FILE"
+fi
 # A quantized-safetensors benchmark natively, its PyTorch peer on the same inputs (in a
 # temporary folder: ~1 GiB of inputs and outputs) when torch imports, then the same
 # benchmark in WASM (Node). $1: bench_quant or bench_quant_int; $2: the peer script.

@@ -323,6 +323,9 @@ export interface ConvertOptions {
    *  and against this process failing); only a crash of the machine may lose or tear it.
    *  Default true (durable). */
   sync?: boolean;
+  /** The native CLI's --threads: checked (a positive integer) and accepted, but this
+   *  package's WASM core has no threads and runs one piece at a time. */
+  threads?: number;
   /** Safetensors output of a sharded model: 'input' keeps the input's shard boundaries
    *  (the default where the destination can hold several files: `openShard`, or a Node
    *  folder path); 1 writes one file. */
@@ -440,6 +443,9 @@ export interface ForgetOptions {
   splitMaxTensors?: number;
   overwrite?: boolean;
   sync?: boolean;
+  /** The native CLI's --threads: checked (a positive integer) and accepted, but this
+   *  package's WASM core has no threads and runs one piece at a time. */
+  threads?: number;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
 }

@@ -221,7 +221,7 @@ export class Model {
    *  `shards: 'input'`) goes to `openShard(name)` for each file, or in Node to a folder
    *  path, written atomically. */
   async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false,
-    sync = true, shards, maxShardSize, splitMaxSize, splitMaxTensors, openShard, onProgress, signal } = {}) {
+    sync = true, threads, shards, maxShardSize, splitMaxSize, splitMaxTensors, openShard, onProgress, signal } = {}) {
     if (openShard !== undefined && typeof openShard !== 'function') {
       throw new AmnError('invalid_argument', 'convert(): openShard must be a function (name) => sink');
     }
@@ -236,7 +236,7 @@ export class Model {
     const request = {
       to, dtype: dtype ?? null, castAll, ggufKv: ggufKv ?? null, ggufMetadata: ggufMetadata ?? null,
       shards: shards ?? null, maxShardSize: maxShardSize ?? null, splitMaxSize: splitMaxSize ?? null,
-      splitMaxTensors: splitMaxTensors ?? null, output: path === null ? null : String(path),
+      splitMaxTensors: splitMaxTensors ?? null, output: path === null ? null : String(path), threads: threads ?? null,
     };
     const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
     const layout = this.#outputPlan(request, destination);
@@ -278,7 +278,7 @@ export class Model {
   async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, imatrix, imatrixName,
     includeWeights, excludeWeights, allowRequantize = false, ggufKv,
     ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, skip, only, shards, maxShardSize, splitMaxSize,
-    splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, openShard, onProgress,
+    splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, threads, openShard, onProgress,
     signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
       throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
@@ -299,7 +299,7 @@ export class Model {
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, torchThreads: torchThreads ?? null, bits: bits ?? null,
       groupSize: groupSize ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
       splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),
-      like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales,
+      like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales, threads: threads ?? null,
     };
     const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
     const layout = this.#outputPlan(request, destination);

@@ -137,7 +137,8 @@ int run_convert(const amn::CommandLine& cmd) {
   auto target = amn::cli::output_target(*local, req, amn::Surface::cli);
   if (!target) return fail(target.error());
   amn::cli::ProgressBar bar(std::string(amn::verb_name(cmd.verb)), req.quiet);
-  const amn::ExecuteHooks hooks = interruptible(bar);
+  amn::ExecuteHooks hooks = interruptible(bar);
+  hooks.threads = amn::execute_threads(req.threads);
   auto written = amn::cli::write_conversion(*local, req, *options, *target, hooks);
   if (!written) return fail(written.error());
   bar.clear();
@@ -179,7 +180,8 @@ int run_forget(const amn::CommandLine& cmd) {
   if (!target) return fail(target.error());
   for (const auto& w : plan->warnings) std::fprintf(stderr, "amn: warning: %s\n", w.c_str());
   amn::cli::ProgressBar bar(std::string(amn::verb_name(cmd.verb)), req.quiet);
-  const amn::ExecuteHooks hooks = interruptible(bar);
+  amn::ExecuteHooks hooks = interruptible(bar);
+  hooks.threads = amn::execute_threads(req.threads);
   auto written = amn::cli::write_forget(*local, req, *plan, *target, hooks);
   if (!written) return fail(written.error());
   bar.clear();

@@ -56,9 +56,22 @@ class Sink {
 struct ExecuteHooks {
   std::function<void(uint64_t done, uint64_t total)> progress;  // bytes of output
   std::function<bool()> cancelled;
+  // Pieces run at once by a pool of this many threads (reading and writing stay on the
+  // calling thread, in order); 1: every piece on the calling thread.
+  unsigned threads = 1;
 };
 
-// Writes the plan's header then every piece in order. Memory: one piece at a time.
+// --threads' default: every core the system reports; 1 where there are no threads
+// (WASM: the page and the npm package run pieces one by one).
+unsigned default_threads();
+// --threads N as run: N, default_threads() for 0, at most 256 (a pool, not a thread per
+// piece); 1 where there are no threads.
+unsigned execute_threads(uint64_t requested);
+
+// Writes the plan's header then every piece in order, so the bytes are the same for any
+// hooks.threads. Memory: one piece at a time with one thread; with more, at most
+// `threads` pieces in flight, their working memory and the inputs they hold together
+// bounded by the largest piece input (convert/execute.cpp, Budget).
 Status execute_plan(const Plan& plan, FileSet& files, Sink& sink, const ExecuteHooks& hooks = {});
 
 }  // namespace amn

@@ -79,7 +79,7 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 }
 
 struct Raw {
-  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, torch_threads, bits, group_size, like,
+  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, torch_threads, threads, bits, group_size, like,
       output_tensor_type, token_embedding_type, imatrix;
   std::vector<std::string> gguf_kv, skip, only, tensors, include_weights, exclude_weights;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
@@ -106,6 +106,7 @@ void add_writing(CLI::App* app, Raw& raw) {
   add_flag(app, OptionId::force, raw.force);
   add_flag(app, OptionId::no_sync, raw.no_sync);
   add_flag(app, OptionId::quiet, raw.quiet);
+  add(app, OptionId::threads, raw.threads);
 }
 
 Result<ParseLimits> limits_of(const Raw& raw) {
@@ -181,6 +182,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   r.output = raw.output;
   r.force = raw.force;
   r.sync = !raw.no_sync;
+  AMN_ASSIGN(r.threads, whole_number(raw.threads, OptionId::threads));
   r.quiet = raw.quiet;
   return r;
 }

@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 41> kOptions = {{
+const std::array<OptionRow, 42> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -46,6 +46,9 @@ const std::array<OptionRow, 41> kOptions = {{
     {OptionId::force, "force", "--force", "", "replace an existing output file or folder", kAny},
     {OptionId::no_sync, "sync", "--no-sync", "",
      "scratch outputs: skip the fsyncs (still written to a temporary name and renamed into place)", kAny},
+    {OptionId::threads, "threads", "--threads", "N",
+     "pieces encoded at once, each on a thread of its own; the output's bytes are the same for any N (default: "
+     "every core; the npm package and the page run one at a time: their WASM has no threads)", kAny},
     {OptionId::quiet, "quiet", "-q,--quiet", "", "print nothing on success (no progress bar either)", kAny},
     {OptionId::json, "json", "--json", "", "print the model-info JSON document (docs/json-schema.md)", kAny},
     {OptionId::max_single_alloc, "maxSingleAlloc", "--max-single-alloc", "BYTES",
@@ -307,6 +310,8 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_TRY(as_bool(OptionId::force, r.force));
     } else if (key == "sync") {
       AMN_TRY(as_bool(OptionId::no_sync, r.sync));
+    } else if (key == "threads") {
+      AMN_ASSIGN(r.threads, positive_integer(kv.value, OptionId::threads, surface));
     } else if (key == "quiet") {
       AMN_TRY(as_bool(OptionId::quiet, r.quiet));
     } else if (key == "scheme") {
@@ -399,6 +404,9 @@ std::string convert_request_json(const ConvertRequest& r) {
   w.key("force").value(r.force);
   w.key("sync").value(r.sync);
   w.key("quiet").value(r.quiet);
+  w.key("threads");
+  if (r.threads) w.value(r.threads);
+  else w.null();
   if (r.verb == Verb::forget) {
     w.key("scheme").value(r.scheme);
     w.key("blocksize");

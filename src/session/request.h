@@ -32,7 +32,7 @@ enum class OptionId : uint8_t {
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
   split_max_tensors, imatrix, allow_requantize, include_weights, exclude_weights, torch_threads,
-  exact_names,
+  exact_names, threads,
 };
 
 struct OptionRow {
@@ -71,6 +71,8 @@ struct ConvertRequest {
   std::string gguf_metadata_file;    // the CLI's --gguf-metadata path (read by the surface)
   std::string output;                // -o; empty: the default name (session/output.h)
   bool force = false, sync = true, quiet = false;
+  // Pieces run at once (convert/execute.h); 0: default_threads(). WASM runs one.
+  uint64_t threads = 0;
   // forget (schemes/forget.h): the scheme, its settings, and which tensors.
   std::string scheme;
   uint64_t blocksize = 0;  // 0: the scheme's default
@@ -115,7 +117,7 @@ Status check_shard_request(const ConvertRequest& request, Surface surface);
 // format: safetensors | gguf), "dtype",
 // "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "splitMaxSize" (bytes
 // or "2G"), "splitMaxTensors", "ggufKv" [..],
-// "ggufMetadata" (text or object), "output", "force", "sync", "quiet"; forget: "scheme",
+// "ggufMetadata" (text or object), "output", "force", "sync", "quiet", "threads"; forget: "scheme",
 // "blocksize", "doubleQuant", "torchThreads", "skip" [globs], "only" [globs], "strict", "pure",
 // "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor", "imatrix" (the
 // importance matrix file's name), "includeWeights" [..], "excludeWeights" [..], "allowRequantize"}. Unknown keys

@@ -42,17 +42,16 @@ void q2_k_finish(const float* x, block_q2_K& y, uint8_t* L, float dm_all, float 
 
 void q2_k_ref(const float* x, block_q2_K& y) {
   uint8_t L[QK_K];
-  uint8_t Laux[16];
-  float weights[16];
+  float weights[QK_K];
   float mins[QK_K / 16];
   float scales[QK_K / 16];
   const float q4scale = 15.f;
 
   float max_scale = 0;  // as we are deducting the min, scales are always positive
   float max_min = 0;
+  for (int l = 0; l < QK_K; ++l) weights[l] = std::fabs(x[l]);
+  make_qkx2_quants_blocks(QK_K / 16, 16, 3, x, weights, L, scales, mins, -0.5f, 0.1f, 15, true);
   for (int j = 0; j < QK_K / 16; ++j) {
-    for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-    scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
     float scale = scales[j];
     if (scale > max_scale) max_scale = scale;
     float min = mins[j];
@@ -84,11 +83,10 @@ void q2_k_ref(const float* x, block_q2_K& y) {
 
 void q2_k_impl(const float* x, block_q2_K& y, const float* qw_block) {
   uint8_t L[QK_K];
-  uint8_t Laux[16];
   float mins[QK_K / 16];
   float scales[QK_K / 16];
   float sw[QK_K / 16] = {};
-  float weight[16];
+  float weight[QK_K];
   uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
 
   float sumx2 = 0;
@@ -96,10 +94,11 @@ void q2_k_impl(const float* x, block_q2_K& y, const float* qw_block) {
   float sigma2 = sumx2 / QK_K;
   for (int j = 0; j < QK_K / 16; ++j) {
     const float* qw = qw_block + 16 * j;
-    for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
-    for (int l = 0; l < QK_K / 16; ++l) sw[j] += weight[l];
-    scales[j] = make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+    float* w = weight + 16 * j;
+    for (int l = 0; l < 16; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+    for (int l = 0; l < QK_K / 16; ++l) sw[j] += w[l];
   }
+  make_qkx3_quants_blocks(QK_K / 16, 16, 3, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);  // all at once
   float dm = make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
   float mm = make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
   y.d = fp32_to_fp16(dm);
@@ -160,8 +159,8 @@ void q3_k_ref(const float* x, block_q3_K& y) {
   float scales[QK_K / 16];
   float max_scale = 0;
   float amax = 0;
+  make_q3_quants_blocks(QK_K / 16, 16, 4, x, L, scales);  // the sixteen searches at once
   for (int j = 0; j < QK_K / 16; ++j) {
-    scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j, true);
     float scale = std::fabs(scales[j]);
     if (scale > amax) {
       amax = scale;
@@ -186,7 +185,7 @@ void q3_k_ref(const float* x, block_q3_K& y) {
 void q3_k_impl(const float* x, block_q3_K& y, const float* qw_block) {
   int8_t L[QK_K];
   float scales[QK_K / 16];
-  float weight[16];
+  float weight[QK_K];
   float sw[QK_K / 16];
   int8_t Ls[QK_K / 16];
 
@@ -195,12 +194,13 @@ void q3_k_impl(const float* x, block_q3_K& y, const float* qw_block) {
   float sigma2 = 2 * sumx2 / QK_K;
   for (int j = 0; j < QK_K / 16; ++j) {
     const float* qw = qw_block + 16 * j;
-    for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+    float* w = weight + 16 * j;
+    for (int l = 0; l < 16; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
     float sumw = 0;
-    for (int l = 0; l < 16; ++l) sumw += weight[l];
+    for (int l = 0; l < 16; ++l) sumw += w[l];
     sw[j] = sumw;
-    scales[j] = make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, weight);
   }
+  make_qx_quants_blocks(QK_K / 16, 16, 4, x, weight, L, scales);  // the sixteen searches at once
   std::memset(y.scales, 0, 12);
   float d_block = make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
   for (int j = 0; j < QK_K / 16; ++j) q3_k_put_scale(y, j, Ls[j]);
@@ -246,8 +246,7 @@ void requantize_k4(const float* x, const Block& y, uint8_t* L, int nmax) {
 // The reference search of Q4_K and Q5_K (they differ in nmax and the search's range).
 template <class Block>
 void k4_ref(const float* x, Block& y, uint8_t* L, int nmax, float rmin, int nstep) {
-  uint8_t Laux[32];
-  float weights[32];
+  float weights[QK_K];
   float mins[QK_K / 32];
   float scales[QK_K / 32];
   float max_scale = 0;  // as we are deducting the min, scales are always positive
@@ -256,8 +255,11 @@ void k4_ref(const float* x, Block& y, uint8_t* L, int nmax, float rmin, int nste
     float sum_x2 = 0;
     for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
     float av_x = std::sqrt(sum_x2 / 32);
-    for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-    scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, false);
+    for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(x[32 * j + l]);
+  }
+  // The eight searches at once (each sub-block's as ggml runs it).
+  make_qkx2_quants_blocks(QK_K / 32, 32, nmax, x, weights, L, scales, mins, rmin, 0.1f, nstep, false);
+  for (int j = 0; j < QK_K / 32; ++j) {
     float scale = scales[j];
     if (scale > max_scale) max_scale = scale;
     float min = mins[j];
@@ -281,10 +283,9 @@ void k4_ref(const float* x, Block& y, uint8_t* L, int nmax, float rmin, int nste
 // The weighted search of Q4_K and Q5_K.
 template <class Block>
 void k4_impl(const float* x, Block& y, uint8_t* L, int nmax, const float* qw_block, bool clamp_levels) {
-  uint8_t Laux[32];
   uint8_t Ls[QK_K / 32];
   uint8_t Lm[QK_K / 32];
-  float weights[32];
+  float weights[QK_K];
   float sw[QK_K / 32];
   float mins[QK_K / 32];
   float scales[QK_K / 32];
@@ -293,12 +294,13 @@ void k4_impl(const float* x, Block& y, uint8_t* L, int nmax, const float* qw_blo
   float sigma2 = 2 * sum_x2 / QK_K;
   for (int j = 0; j < QK_K / 32; ++j) {
     const float* qw = qw_block + 32 * j;
-    for (int l = 0; l < 32; ++l) weights[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
+    float* w = weights + 32 * j;
+    for (int l = 0; l < 32; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
     float sumw = 0;
-    for (int l = 0; l < 32; ++l) sumw += weights[l];
+    for (int l = 0; l < 32; ++l) sumw += w[l];
     sw[j] = sumw;
-    scales[j] = make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
   }
+  make_qkx3_quants_blocks(QK_K / 32, 32, nmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);  // all at once
   float d_block = make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
   float m_block = make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
   // Q5_K clamps the levels (a negative one has wrapped to a large uint8); Q4_K does not.
@@ -374,9 +376,9 @@ void q6_k_block(const float* x, block_q6_K& y, const float* qw_block) {
   float scales[QK_K / 16];
   float max_scale = 0;
   float max_abs_scale = 0;
+  make_qx_quants_blocks(QK_K / 16, 16, 32, x, qw_block, L, scales);  // the sixteen searches at once
   for (int ib = 0; ib < QK_K / 16; ++ib) {
-    const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw_block ? qw_block + 16 * ib : nullptr);
-    scales[ib] = scale;
+    const float scale = scales[ib];
     const float abs_scale = std::fabs(scale);
     if (abs_scale > max_abs_scale) {
       max_abs_scale = abs_scale;

@@ -59,4 +59,18 @@ float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, ui
                        uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
 float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights);
 
+// make_qkx2_quants on `count` sub-blocks of n (at most 32) values each, one after the
+// other in x, weights and L: scales[k] and the_mins[k] are sub-block k's return value
+// and *the_min. The same bytes, several sub-blocks at once (quantize_k_simd.cpp).
+void make_qkx2_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                             float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad);
+// make_qkx3_quants likewise (weights given).
+void make_qkx3_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                             float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad);
+// make_qx_quants with rmse_type 1 on `count` sub-blocks of n (at most 32): qw (laid out
+// as x) or null for ggml's default weights x^2; scales[k] is sub-block k's return value.
+void make_qx_quants_blocks(int count, int n, int nmax, const float* x, const float* qw, int8_t* L, float* scales);
+// make_q3_quants with do_rmse on `count` sub-blocks of n (at most 32).
+void make_q3_quants_blocks(int count, int n, int nmax, const float* x, int8_t* L, float* scales);
+
 }  // namespace amn::ggml

@@ -1,0 +1,355 @@
+// ggml's make_qkx2_quants, make_qkx3_quants, make_qx_quants and make_q3_quants
+// (quantize_search.cpp) on several sub-blocks at once, one sub-block per vector lane:
+// the searches of every K-quant, with and without an importance matrix, which spend most of those
+// encoders' time. Each lane
+// runs the reference's operations in the reference's order on its own sub-block (a
+// multiply and an add never fused: -ffp-contract=off, and no MulAdd here; divisions and
+// square roots are IEEE in every Highway target), so every lane's result is the scalar
+// search's, bit for bit (tests_native/test_ggml_quantize.cpp, fixtures/ggml_quant).
+// Compiled once per Highway target (foreach_target.h re-includes this file).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/ggml/quantize_k_simd.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include <algorithm>
+
+#include "hwy/highway.h"
+#include "kernels/ggml/quantize_search.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace ggml {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// ggml's nearest_int in every lane: the F32 mantissa bits of x + 1.5 * 2^23.
+template <class D, class V>
+HWY_INLINE auto NearestInt(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  const auto bits = hn::BitCast(di, hn::Add(x, hn::Set(d, 12582912.f)));
+  return hn::Sub(hn::And(bits, hn::Set(di, 0x007fffff)), hn::Set(di, 0x00400000));
+}
+
+// make_qkx2_quants(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], ...)
+// for k < count, returning each scale in scales[k]; with qkx3, make_qkx3_quants (the
+// same search with given weights but for its test of a flat sub-block, max <= min
+// instead of max == min). n at most 32.
+HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
+                                const float* HWY_RESTRICT weights, uint8_t* HWY_RESTRICT L,
+                                float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
+                                float rdelta, int nstep, bool use_mad, bool qkx3) {
+#if HWY_TARGET == HWY_SCALAR
+  uint8_t Laux[32];
+  for (int k = 0; k < count; ++k) {
+    const auto search = qkx3 ? make_qkx3_quants : make_qkx2_quants;
+    scales[k] = search(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], Laux, rmin, rdelta, nstep, use_mad);
+  }
+#else
+  const hn::CappedTag<float, 8> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int N = static_cast<int>(hn::Lanes(d));
+  // Lane k of row i is sub-block k's element i (the sub-blocks transposed).
+  HWY_ALIGN float xt[32 * 8];
+  HWY_ALIGN float wt[32 * 8];
+  HWY_ALIGN int32_t lt[32 * 8];
+  HWY_ALIGN int32_t laux[32 * 8];
+  HWY_ALIGN float out_scale[8];
+  HWY_ALIGN float out_min[8];
+  HWY_ALIGN int32_t out_flat[8];
+  const auto zero = hn::Zero(d);
+  const auto izero = hn::Zero(di);
+  const auto inmax = hn::Set(di, nmax);
+  for (int k0 = 0; k0 < count; k0 += N) {
+    const int lanes = std::min(N, count - k0);
+    for (int i = 0; i < n; ++i) {
+      for (int k = 0; k < N; ++k) {
+        const int from = k0 + (k < lanes ? k : 0);  // spare lanes repeat the first sub-block
+        xt[i * N + k] = x[from * n + i];
+        wt[i * N + k] = weights[from * n + i];
+      }
+    }
+    auto vmin = hn::Load(d, xt);
+    auto vmax = vmin;
+    auto sum_w = hn::Load(d, wt);
+    auto sum_x = hn::Mul(sum_w, vmin);
+    for (int i = 1; i < n; ++i) {
+      const auto xi = hn::Load(d, xt + i * N);
+      const auto wi = hn::Load(d, wt + i * N);
+      vmin = hn::IfThenElse(hn::Lt(xi, vmin), xi, vmin);
+      vmax = hn::IfThenElse(hn::Gt(xi, vmax), xi, vmax);
+      sum_w = hn::Add(sum_w, wi);
+      sum_x = hn::Add(sum_x, hn::Mul(wi, xi));
+    }
+    vmin = hn::IfThenElse(hn::Gt(vmin, zero), zero, vmin);
+    const auto flat = qkx3 ? hn::Le(vmax, vmin) : hn::Eq(vmax, vmin);  // all levels 0, scale 0 (below)
+    auto iscale = hn::Div(hn::Set(d, static_cast<float>(nmax)), hn::Sub(vmax, vmin));
+    auto scale = hn::Div(hn::Set(d, 1.f), iscale);
+    auto best_error = zero;
+    for (int i = 0; i < n; ++i) {
+      const auto xi = hn::Load(d, xt + i * N);
+      const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale, hn::Sub(xi, vmin)))));
+      hn::Store(l, di, lt + i * N);
+      auto diff = hn::Sub(hn::Add(hn::Mul(scale, hn::ConvertTo(d, l)), vmin), xi);
+      diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+      best_error = hn::Add(best_error, hn::Mul(hn::Load(d, wt + i * N), diff));
+    }
+    for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
+      // ggml's min moves with each better fit, and the next step's range with it.
+      iscale = hn::Div(hn::Set(d, rmin + rdelta * is + nmax), hn::Sub(vmax, vmin));
+      auto sum_l = zero, sum_l2 = zero, sum_xl = zero;
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt + i * N);
+        const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale, hn::Sub(xi, vmin)))));
+        hn::Store(l, di, laux + i * N);
+        const auto lf = hn::ConvertTo(d, l);
+        const auto wl = hn::Mul(hn::Load(d, wt + i * N), lf);
+        sum_l = hn::Add(sum_l, wl);
+        sum_l2 = hn::Add(sum_l2, hn::Mul(wl, lf));
+        sum_xl = hn::Add(sum_xl, hn::Mul(wl, xi));
+      }
+      const auto D = hn::Sub(hn::Mul(sum_w, sum_l2), hn::Mul(sum_l, sum_l));
+      const auto positive = hn::Gt(D, zero);
+      if (hn::AllFalse(d, positive)) continue;
+      auto this_scale = hn::Div(hn::Sub(hn::Mul(sum_w, sum_xl), hn::Mul(sum_x, sum_l)), D);
+      auto this_min = hn::Div(hn::Sub(hn::Mul(sum_l2, sum_x), hn::Mul(sum_l, sum_xl)), D);
+      const auto min_above = hn::Gt(this_min, zero);
+      this_min = hn::IfThenElse(min_above, zero, this_min);
+      this_scale = hn::IfThenElse(min_above, hn::Div(sum_xl, sum_l2), this_scale);
+      auto cur_error = zero;
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt + i * N);
+        auto diff = hn::Sub(hn::Add(hn::Mul(this_scale, hn::ConvertTo(d, hn::Load(di, laux + i * N))), this_min), xi);
+        diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+        cur_error = hn::Add(cur_error, hn::Mul(hn::Load(d, wt + i * N), diff));
+      }
+      const auto better = hn::AndNot(flat, hn::And(positive, hn::Lt(cur_error, best_error)));
+      if (hn::AllFalse(d, better)) continue;
+      const auto ibetter = hn::RebindMask(di, better);
+      for (int i = 0; i < n; ++i) {
+        hn::Store(hn::IfThenElse(ibetter, hn::Load(di, laux + i * N), hn::Load(di, lt + i * N)), di, lt + i * N);
+      }
+      best_error = hn::IfThenElse(better, cur_error, best_error);
+      scale = hn::IfThenElse(better, this_scale, scale);
+      vmin = hn::IfThenElse(better, this_min, vmin);
+    }
+    hn::Store(scale, d, out_scale);
+    hn::Store(vmin, d, out_min);
+    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, flat)), di, out_flat);
+    for (int k = 0; k < lanes; ++k) {
+      uint8_t* Lk = L + (k0 + k) * n;
+      const bool is_flat = out_flat[k] != 0;
+      for (int i = 0; i < n; ++i) Lk[i] = is_flat ? 0 : static_cast<uint8_t>(lt[i * N + k]);
+      // A flat sub-block keeps its first min (the search never ran for it in ggml).
+      scales[k0 + k] = is_flat ? 0.f : out_scale[k];
+      the_mins[k0 + k] = -out_min[k];
+    }
+  }
+#endif
+}
+
+// make_qx_quants(n, nmax, x + k * n, L + k * n, 1, qw ? qw + k * n : nullptr) for
+// k < count (rmse_type 1: the weights are qw's, or x^2), each scale in scales[k]. n at
+// most 32.
+HWY_NOINLINE void QxSubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
+                              const float* HWY_RESTRICT qw, int8_t* HWY_RESTRICT L, float* HWY_RESTRICT scales) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int k = 0; k < count; ++k) {
+    scales[k] = make_qx_quants(n, nmax, x + k * n, L + k * n, 1, qw ? qw + k * n : nullptr);
+  }
+#else
+  const hn::CappedTag<float, 8> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int N = static_cast<int>(hn::Lanes(d));
+  HWY_ALIGN float xt[32 * 8];
+  HWY_ALIGN float wt[32 * 8];
+  HWY_ALIGN int32_t lt[32 * 8];
+  HWY_ALIGN float out_scale[8];
+  HWY_ALIGN int32_t out_zero[8];
+  const auto zero = hn::Zero(d);
+  const auto lo = hn::Set(di, -nmax);
+  const auto hi = hn::Set(di, nmax - 1);
+  for (int k0 = 0; k0 < count; k0 += N) {
+    const int lanes = std::min(N, count - k0);
+    for (int i = 0; i < n; ++i) {
+      for (int k = 0; k < N; ++k) {
+        const int from = k0 + (k < lanes ? k : 0);  // spare lanes repeat the first sub-block
+        const float xi = x[from * n + i];
+        xt[i * N + k] = xi;
+        wt[i * N + k] = qw ? qw[from * n + i] : xi * xi;
+      }
+    }
+    auto vmax = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+      const auto xi = hn::Load(d, xt + i * N);
+      const auto ax = hn::Abs(xi);
+      const auto above = hn::Gt(ax, amax);
+      amax = hn::IfThenElse(above, ax, amax);
+      vmax = hn::IfThenElse(above, xi, vmax);
+    }
+    const auto all_zero = hn::Lt(amax, hn::Set(d, kGroupMaxEps));
+    auto iscale = hn::Div(hn::Set(d, static_cast<float>(-nmax)), vmax);
+    auto sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+      const auto xi = hn::Load(d, xt + i * N);
+      const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
+      hn::Store(l, di, lt + i * N);
+      const auto lf = hn::ConvertTo(d, l);
+      const auto wi = hn::Load(d, wt + i * N);
+      sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(wi, xi), lf));
+      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(wi, lf), lf));
+    }
+    // C's `suml2 ? ... : 0`: true for NaN too (hn::Ne is ordered).
+    auto scale = hn::IfThenZeroElse(hn::Eq(suml2, zero), hn::Div(sumlx, suml2));
+    auto best = hn::Mul(scale, sumlx);
+    for (int is = -9; is <= 9; ++is) {
+      if (is == 0) continue;
+      iscale = hn::Div(hn::Set(d, -(nmax + 0.1f * is)), vmax);
+      sumlx = suml2 = zero;
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt + i * N);
+        const auto lf = hn::ConvertTo(d, hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi)))));
+        const auto wi = hn::Load(d, wt + i * N);
+        sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(wi, xi), lf));
+        suml2 = hn::Add(suml2, hn::Mul(hn::Mul(wi, lf), lf));
+      }
+      const auto better = hn::AndNot(all_zero, hn::And(hn::Gt(suml2, zero),
+                                                       hn::Gt(hn::Mul(sumlx, sumlx), hn::Mul(best, suml2))));
+      if (hn::AllFalse(d, better)) continue;
+      const auto ibetter = hn::RebindMask(di, better);
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt + i * N);
+        const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
+        hn::Store(hn::IfThenElse(ibetter, l, hn::Load(di, lt + i * N)), di, lt + i * N);
+      }
+      scale = hn::IfThenElse(better, hn::Div(sumlx, suml2), scale);
+      best = hn::IfThenElse(better, hn::Mul(scale, sumlx), best);
+    }
+    hn::Store(scale, d, out_scale);
+    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, all_zero)), di, out_zero);
+    for (int k = 0; k < lanes; ++k) {
+      int8_t* Lk = L + (k0 + k) * n;
+      const bool is_zero = out_zero[k] != 0;
+      for (int i = 0; i < n; ++i) Lk[i] = is_zero ? 0 : static_cast<int8_t>(lt[i * N + k] + nmax);
+      scales[k0 + k] = is_zero ? 0.f : out_scale[k];
+    }
+  }
+#endif
+}
+
+// make_q3_quants(n, nmax, x + k * n, L + k * n, true) for k < count (Q3_K's reference
+// search), each scale in scales[k]. n at most 32. A lane whose pass changed nothing
+// stops there, as ggml's loop breaks.
+HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x, int8_t* HWY_RESTRICT L,
+                              float* HWY_RESTRICT scales) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int k = 0; k < count; ++k) scales[k] = make_q3_quants(n, nmax, x + k * n, L + k * n, true);
+#else
+  const hn::CappedTag<float, 8> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int N = static_cast<int>(hn::Lanes(d));
+  HWY_ALIGN float xt[32 * 8];
+  HWY_ALIGN int32_t lt[32 * 8];
+  HWY_ALIGN float out_scale[8];
+  HWY_ALIGN int32_t out_zero[8];
+  const auto zero = hn::Zero(d);
+  const auto lo = hn::Set(di, -nmax);
+  const auto hi = hn::Set(di, nmax - 1);
+  for (int k0 = 0; k0 < count; k0 += N) {
+    const int lanes = std::min(N, count - k0);
+    for (int i = 0; i < n; ++i) {
+      for (int k = 0; k < N; ++k) xt[i * N + k] = x[(k0 + (k < lanes ? k : 0)) * n + i];
+    }
+    auto vmax = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+      const auto xi = hn::Load(d, xt + i * N);
+      const auto ax = hn::Abs(xi);
+      const auto above = hn::Gt(ax, amax);
+      amax = hn::IfThenElse(above, ax, amax);
+      vmax = hn::IfThenElse(above, xi, vmax);
+    }
+    const auto all_zero = hn::Lt(amax, hn::Set(d, kGroupMaxEps));
+    const auto iscale = hn::Div(hn::Set(d, static_cast<float>(-nmax)), vmax);
+    auto sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+      const auto xi = hn::Load(d, xt + i * N);
+      const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
+      hn::Store(l, di, lt + i * N);
+      const auto lf = hn::ConvertTo(d, l);
+      const auto w = hn::Mul(xi, xi);
+      sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, xi), lf));
+      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
+    }
+    auto active = hn::Not(all_zero);
+    for (int itry = 0; itry < 5 && !hn::AllFalse(d, active); ++itry) {
+      auto changed = hn::FirstN(d, 0);  // no lane
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt + i * N);
+        const auto w = hn::Mul(xi, xi);
+        const auto li = hn::Load(di, lt + i * N);
+        const auto lf = hn::ConvertTo(d, li);
+        auto slx = hn::Sub(sumlx, hn::Mul(hn::Mul(w, xi), lf));
+        auto sl2 = hn::Sub(suml2, hn::Mul(hn::Mul(w, lf), lf));
+        const auto slx_positive = hn::Gt(slx, zero);
+        const auto new_l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Div(hn::Mul(xi, sl2), slx))));
+        const auto new_lf = hn::ConvertTo(d, new_l);
+        const auto differs = hn::RebindMask(d, hn::Ne(new_l, li));
+        slx = hn::Add(slx, hn::Mul(hn::Mul(w, xi), new_lf));
+        sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, new_lf), new_lf));
+        const auto gains = hn::And(hn::Gt(sl2, zero), hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2),
+                                                              hn::Mul(hn::Mul(sumlx, sumlx), sl2)));
+        const auto update = hn::And(hn::And(active, slx_positive), hn::And(differs, gains));
+        hn::Store(hn::IfThenElse(hn::RebindMask(di, update), new_l, li), di, lt + i * N);
+        sumlx = hn::IfThenElse(update, slx, sumlx);
+        suml2 = hn::IfThenElse(update, sl2, suml2);
+        changed = hn::Or(changed, update);
+      }
+      active = hn::And(active, changed);
+    }
+    hn::Store(hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2)), d, out_scale);
+    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, all_zero)), di, out_zero);
+    for (int k = 0; k < lanes; ++k) {
+      int8_t* Lk = L + (k0 + k) * n;
+      const bool is_zero = out_zero[k] != 0;
+      for (int i = 0; i < n; ++i) Lk[i] = is_zero ? 0 : static_cast<int8_t>(lt[i * N + k] + nmax);
+      scales[k0 + k] = is_zero ? 0.f : out_scale[k];
+    }
+  }
+#endif
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace ggml
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace amn {
+namespace ggml {
+
+HWY_EXPORT(Qkx2SubBlocks);
+HWY_EXPORT(QxSubBlocks);
+HWY_EXPORT(Q3SubBlocks);
+
+void make_qkx2_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                             float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad) {
+  HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad,
+                                      false);
+}
+
+void make_qkx3_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                             float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad) {
+  HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad,
+                                      true);
+}
+
+void make_qx_quants_blocks(int count, int n, int nmax, const float* x, const float* qw, int8_t* L, float* scales) {
+  HWY_DYNAMIC_DISPATCH(QxSubBlocks)(count, n, nmax, x, qw, L, scales);
+}
+
+void make_q3_quants_blocks(int count, int n, int nmax, const float* x, int8_t* L, float* scales) {
+  HWY_DYNAMIC_DISPATCH(Q3SubBlocks)(count, n, nmax, x, L, scales);
+}
+
+}  // namespace ggml
+}  // namespace amn
+#endif
