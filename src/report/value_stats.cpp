@@ -40,6 +40,45 @@ void extremes(std::span<const uint8_t> bytes, bool first, T& lo, T& hi) {
   }
 }
 
+// The plan's copy, cast and GGUF block pieces split into pieces of at most kStatsPieceBytes
+// of output, on whole elements (copy: whole bytes of whole elements, as kStatsPieceBytes is
+// a multiple of every element size) or whole blocks.
+std::vector<Piece> smaller_pieces(const std::vector<Piece>& pieces) {
+  std::vector<Piece> out;
+  for (const Piece& p : pieces) {
+    uint64_t unit_in = 0, unit_out = 0, unit_count = 0;  // one element (or block) in and out
+    if (p.kind == PieceKind::copy) {
+      unit_in = unit_out = unit_count = 1;  // count is bytes
+    } else if (p.kind == PieceKind::cast) {
+      unit_in = dtype_info(p.from).block_bytes;
+      unit_out = dtype_info(p.to).block_bytes;
+      unit_count = 1;
+    } else if (p.kind == PieceKind::dequantize_ggml && p.blocks > 0 && p.count % p.blocks == 0) {
+      unit_in = p.in_length / p.blocks;
+      unit_count = p.count / p.blocks;
+      unit_out = p.out_length / p.blocks;
+    }
+    const uint64_t units = unit_out ? p.out_length / unit_out : 0;
+    if (unit_out == 0 || p.out_length <= kStatsPieceBytes || units * unit_out != p.out_length) {
+      out.push_back(p);
+      continue;
+    }
+    const uint64_t per = std::max<uint64_t>(1, kStatsPieceBytes / unit_out);
+    for (uint64_t done = 0; done < units; done += per) {
+      const uint64_t n = std::min(per, units - done);
+      Piece q = p;
+      q.in_offset = p.in_offset + done * unit_in;
+      q.in_length = n * unit_in;
+      q.out_length = n * unit_out;
+      q.count = n * unit_count;
+      if (p.kind == PieceKind::dequantize_ggml) q.blocks = n;
+      q.shape.clear();  // a piece's output shape is not read for these kinds
+      out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
 // A float value of the head: a number, or "nan" / "inf" / "-inf" (JSON has none of them).
 void head_value(JsonWriter& w, double v) {
   if (std::isnan(v)) w.value("nan");
@@ -129,6 +168,7 @@ double ValueStats::std() const {
 Result<StatsRun> StatsRun::start(const Model& model, std::string_view name, StatsDetail detail) {
   StatsRun run;
   AMN_ASSIGN(run.plan_, plan_tensor(model, name, DType::F32));
+  run.plan_.pieces = smaller_pieces(run.plan_.pieces);
   ValueStats& s = run.stats_;
   s.name = std::string(name);
   s.shape = run.plan_.tensors.at(0).shape;

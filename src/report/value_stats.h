@@ -30,6 +30,12 @@ inline constexpr size_t kDetailBins = 64;
 inline constexpr size_t kDetailHead = 16;
 inline constexpr uint64_t kHeatmapCells = 256;
 
+// Statistics read a plain tensor (copied, cast or a GGUF block type) in pieces of at most
+// this many bytes of output, a quarter of the plan's: a browser tab then holds ~8 MiB of a
+// tensor at a time (input and values), whatever its size. Other pieces (gathered,
+// quantized schemes) keep the plan's size.
+inline constexpr uint64_t kStatsPieceBytes = 4u << 20;
+
 enum class StatsDetail : uint8_t { cli, page };
 
 // A downsampled picture of a 2-D weight: cell (i, j) covers rows [ceil(i*rows/cell_rows),
