@@ -69,7 +69,9 @@ class Session : public amn::Session {
   std::string forget_text() const { return amn::Session::forget_report_text(); }
   std::string forget_config() const { return amn::Session::forget_config_json(); }
   val plan_tensor(const std::string& name, const std::string& to) { return status(amn::Session::plan_tensor(name, to)); }
-  val plan_stats(const std::string& name) { return status(amn::Session::plan_stats(name)); }
+  val plan_stats(const std::string& name, bool detail) {
+    return status(amn::Session::plan_stats(name, detail ? amn::StatsDetail::page : amn::StatsDetail::cli));
+  }
   int stats_step_count() const { return static_cast<int>(amn::Session::stats_step_count()); }
   val run_stats_step(int i) { return status(i < 0 ? amn::make_error(amn::ErrorCode::invalid_argument, "no such step") : amn::Session::run_stats_step(static_cast<size_t>(i))); }
   std::string stats_json() const { return amn::Session::stats_json(); }

@@ -137,12 +137,26 @@ export interface TensorStats {
   pos_inf: number;
   neg_inf: number;
   zeros: number;
-  /** 20 equal bins over [min, max], finite values only. */
+  /** 20 (with `detail: true`: 64) equal bins over [min, max], finite values only. */
   histogram: { min: number | null; max: number | null; counts: number[] };
   /** Why the values are not described (complex, F8/F6/F4 as stored). */
   skipped?: string;
   /** With `text: true`: the lines `amn stats` prints. */
   text?: string;
+  /** With `detail: true`: what the values are read as (F32, or an integer dtype as stored). */
+  values_dtype?: string;
+  /** With `detail: true`: the first 16 values (floats: numbers, or 'nan' / 'inf' / '-inf';
+   *  64-bit integers: decimal strings); a skipped tensor: its first 16 stored bytes. */
+  head?: Array<number | string>;
+  /** With `detail: true`, 64-bit integers: the exact extremes, as decimal strings. */
+  int_min?: string;
+  int_max?: string;
+  /** With `detail: true`, a skipped tensor: its stored bytes. */
+  bytes?: number;
+  /** With `detail: true`: a 2-D (or wider, as shape[0] × the rest) tensor in at most 256 × 256
+   *  cells, row-major; each cell the mean |value| (abs) or mean value (signed) of the finite
+   *  values it covers, null when it has none. null for fewer than two dimensions. */
+  heatmap?: { rows: number; cols: number; cell_rows: number; cell_cols: number; abs: Array<number | null>; signed: Array<number | null> } | null;
 }
 
 export type DiffStatus = 'identical' | 'same_values' | 'different' | 'shape_mismatch' | 'only_in_a' | 'only_in_b' | 'not_compared';
@@ -498,7 +512,8 @@ export declare class Model {
   /** One tensor's values (AmnError 'not_found' if absent). */
   tensor(name: string, options?: TensorOptions): Promise<Tensor>;
   /** One tensor's value statistics, streamed through the core (docs/json-schema.md "The stats document"). */
-  stats(name: string, options?: { signal?: AbortSignal; text?: boolean }): Promise<TensorStats>;
+  stats(name: string, options?: { signal?: AbortSignal; text?: boolean; detail?: boolean;
+    onProgress?: (p: { done: number; total: number }) => void }): Promise<TensorStats>;
   /** SHA-256, XXH64 and SHA-1 of every stored tensor and of the whole model, and gguf-hash's UUID;
    *  dequantized: of the values (each tensor as F32, as tensor(name, {to: 'f32'}) gives it) instead. */
   hash(options?: { signal?: AbortSignal; dequantized?: boolean }): Promise<ModelHash>;

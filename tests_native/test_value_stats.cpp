@@ -110,3 +110,79 @@ TEST_CASE("stats: complex values are named as not described, not an error") {
   CHECK(s->skipped == "C64 values are not described");
   CHECK(s->count == 0);
 }
+
+TEST_CASE("stats, page detail: head, 64 bins, heatmap cells and exact 64-bit extremes from the same passes") {
+  // 3 × 2 F32: the heatmap is one cell per value.
+  const std::vector<float> v = {1, -2, std::nanf(""), 4, 5, -6};
+  auto o = open_whole(make_safetensors(R"({"w":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}})", f32_bytes(v)),
+                      "model.safetensors");
+  auto run = StatsRun::start(o->model, "w", StatsDetail::page);
+  REQUIRE(run);
+  for (size_t i = 0; i < run->steps(); ++i) REQUIRE(run->step(i, o->files));
+  const ValueStats& s = run->stats();
+  CHECK(s.histogram.size() == kDetailBins);
+  const std::string json = stats_json_one(s);
+  CHECK(json.find(R"("values_dtype":"F32","head":[1,-2,"nan",4,5,-6])") != std::string::npos);
+  CHECK(json.find(R"("heatmap":{"rows":3,"cols":2,"cell_rows":3,"cell_cols":2,"abs":[1,2,null,4,5,6],"signed":[1,-2,null,4,5,-6]})") !=
+        std::string::npos);
+  // The CLI's object is unchanged: no detail field, 20 bins.
+  auto cli = tensor_stats(o->model, o->files, "w");
+  REQUIRE(cli);
+  CHECK(stats_json_one(*cli).find("head") == std::string::npos);
+  CHECK(cli->histogram.size() == kStatsBins);
+}
+
+TEST_CASE("stats, page detail: a heatmap downsamples rows and columns as floor(i * cells / n)") {
+  // 300 × 520: each value is its row * 1000 + column, so a cell's mean is known.
+  const uint64_t rows = 300, cols = 520;
+  std::vector<float> v(rows * cols);
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) v[r * cols + c] = static_cast<float>(r * 1000 + c);
+  const std::string header = R"({"w":{"dtype":"F32","shape":[300,520],"data_offsets":[0,)" + std::to_string(v.size() * 4) + "]}}";
+  auto o = open_whole(make_safetensors(header, f32_bytes(v)), "model.safetensors");
+  auto run = StatsRun::start(o->model, "w", StatsDetail::page);
+  REQUIRE(run);
+  for (size_t i = 0; i < run->steps(); ++i) REQUIRE(run->step(i, o->files));
+  const Heatmap& h = run->stats().heatmap;
+  REQUIRE(h.cell_rows == kHeatmapCells);
+  REQUIRE(h.cell_cols == kHeatmapCells);
+  for (uint64_t i : {0u, 1u, 100u, 255u}) {
+    for (uint64_t j : {0u, 3u, 200u, 255u}) {
+      double sum = 0;
+      uint64_t n = 0;
+      for (uint64_t r = 0; r < rows; ++r) {
+        for (uint64_t c = 0; c < cols; ++c) {
+          if (r * kHeatmapCells / rows == i && c * kHeatmapCells / cols == j) {
+            sum += v[r * cols + c];
+            ++n;
+          }
+        }
+      }
+      const size_t k = static_cast<size_t>(i * kHeatmapCells + j);
+      CHECK(h.count[k] == n);
+      CHECK(h.sum[k] == sum);
+    }
+  }
+}
+
+TEST_CASE("stats, page detail: 64-bit integers exactly, and a skipped tensor's first bytes") {
+  std::vector<uint8_t> data(32);
+  const int64_t big = (int64_t{1} << 62) + 1, small = -(int64_t{1} << 60) - 3;
+  std::memcpy(data.data(), &big, 8);
+  std::memcpy(data.data() + 8, &small, 8);
+  auto o = open_whole(make_safetensors(R"({"i":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
+                                       R"("c":{"dtype":"C64","shape":[2],"data_offsets":[16,32]}})", data),
+                      "model.safetensors");
+  auto run = StatsRun::start(o->model, "i", StatsDetail::page);
+  REQUIRE(run);
+  for (size_t i = 0; i < run->steps(); ++i) REQUIRE(run->step(i, o->files));
+  const std::string json = stats_json_one(run->stats());
+  CHECK(json.find(R"("values_dtype":"I64","head":[")" + std::to_string(big) + R"(",")" + std::to_string(small) +
+                  R"("],"int_min":")" + std::to_string(small) + R"(","int_max":")" + std::to_string(big) + R"(","heatmap":null)") !=
+        std::string::npos);
+  auto skipped = StatsRun::start(o->model, "c", StatsDetail::page);
+  REQUIRE(skipped);
+  REQUIRE(skipped->steps() == 1);
+  REQUIRE(skipped->step(0, o->files));
+  CHECK(stats_json_one(skipped->stats()).find(R"("head":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],"bytes":16)") != std::string::npos);
+}

@@ -122,9 +122,13 @@ export class Model {
   /** One tensor's value statistics, computed by the core streaming its pieces twice (the
    *  tensor is never held whole): {name, dtype, shape, count, min, max, mean, std, nan,
    *  pos_inf, neg_inf, zeros, histogram: {min, max, counts}} (docs/json-schema.md "stats").
-   *  `text: true` adds `text`, the lines `amn stats` prints for it. */
-  async stats(name, { signal, text = false } = {}) {
-    const raw = await this[STATS_RAW](name, { signal });
+   *  `text: true` adds `text`, the lines `amn stats` prints for it. `detail: true` asks for
+   *  what the page's detail view shows besides: a 64-bin histogram, `values_dtype`, `head`
+   *  (the first values), `int_min` / `int_max` (64-bit integers, exact) and `heatmap` (a
+   *  downsampled grid of a 2-D weight), from the same two passes. `onProgress({done, total})`
+   *  is called after each step (a piece of a pass). */
+  async stats(name, { signal, text = false, detail = false, onProgress } = {}) {
+    const raw = await this[STATS_RAW](name, { signal, detail, onProgress });
     const out = JSON.parse(raw.json);
     if (text) out.text = raw.text;
     return out;
@@ -132,24 +136,25 @@ export class Model {
 
   // Runs a planned stats or hash run's steps in order, each fed through the model's files;
   // the session's piece data is released after each step and on the way out.
-  async #runSteps(count, run, what, signal) {
+  async #runSteps(count, run, what, signal, onProgress) {
     const s = this.#session;
     try {
       for (let i = 0; i < count; i++) {
         this.#assertOpen();
         await drive(this.#M, s, this.#files, () => run(i), { signal, what: `${what} step ${i}` });
         s.releaseData();
+        onProgress?.({ done: i + 1, total: count });
       }
     } finally {
       s.releaseData();
     }
   }
 
-  async [STATS_RAW](name, { signal } = {}) {
+  async [STATS_RAW](name, { signal, detail = false, onProgress } = {}) {
     return this.#exclusive(async () => {
       const s = this.#session;
-      check(s.planStats(String(name)));
-      await this.#runSteps(s.statsStepCount(), (i) => s.runStatsStep(i), 'stats', signal);
+      check(s.planStats(String(name), Boolean(detail)));
+      await this.#runSteps(s.statsStepCount(), (i) => s.runStatsStep(i), 'stats', signal, onProgress);
       return { json: s.statsJson(), text: s.statsText() };
     });
   }

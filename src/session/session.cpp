@@ -146,10 +146,10 @@ Status Session::plan_tensor(const std::string& name, std::string_view to) {
   return {};
 }
 
-Status Session::plan_stats(const std::string& name) {
+Status Session::plan_stats(const std::string& name, StatsDetail detail) {
   if (!model_) return no_model();
   stats_.reset();
-  AMN_ASSIGN(auto run, StatsRun::start(*model_, name));
+  AMN_ASSIGN(auto run, StatsRun::start(*model_, name, detail));
   stats_.emplace(std::move(run));
   return {};
 }

@@ -69,8 +69,9 @@ class Session {
   Status plan_tensor(const std::string& name, std::string_view to);
   // Value statistics of one tensor (report/value_stats.h): plan_stats, then every
   // run_stats_step (need_bytes like a piece), then stats_json (the npm model.stats result)
-  // or stats_text (amn stats's text for it).
-  Status plan_stats(const std::string& name);
+  // or stats_text (amn stats's text for it). StatsDetail::page adds the page's detail
+  // fields (the first values, a finer histogram, the heatmap) to stats_json.
+  Status plan_stats(const std::string& name, StatsDetail detail = StatsDetail::cli);
   size_t stats_step_count() const { return stats_ ? stats_->steps() : 0; }
   Status run_stats_step(size_t i);
   std::string stats_json() const { return stats_ ? stats_json_one(stats_->stats()) : "null"; }

@@ -11,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FIXTURES, ROOT, loadPackage, tempDir } from '../support/helpers.js';
 import { settled, startHarness } from './harness.js';
-import { summarize } from '../../web/src/tensor-stats.js';
+import { summaryOf } from '../../web/src/tensor-stats.js';
+import { makeSafetensors } from '../support/safetensors.js';
 
 const TINY = join(FIXTURES, 'models', 'tiny-mlp', 'model.safetensors');
 const BLOCKS = join(FIXTURES, 'gguf', 'valid', 'ggml_blocks.gguf');
@@ -283,28 +284,94 @@ test('converts to GGUF with a dtype: named <stem>-<dtype>.gguf, native bytes', {
   });
 });
 
-test('tensor-stats: NaN and infinities are counted apart; edge ranges bin sanely', () => {
-  const f = (values) => summarize({ dtype: 'F32', shape: [values.length], data: new Float32Array(values) });
-  const s = f([1, NaN, 3, Infinity, -Infinity, -Infinity, 2]);
-  assert.deepEqual({ ...s.stats }, { finite: 3, nan: 1, posInf: 1, negInf: 2, min: 1, max: 3, mean: 2, std: Math.sqrt(2 / 3) });
-  assert.equal(s.histogram.counts.length, 64);
-  assert.equal(s.histogram.counts[0] + s.histogram.counts[32] + s.histogram.counts[63], 3);
-  // One distinct value: one bar in the middle.
-  const same = f([5, 5, 5]);
-  assert.equal(same.histogram.counts[32], 3);
-  assert.equal(same.stats.std, 0);
-  // The whole float32 range does not overflow the bin arithmetic.
-  const wide = f([-3.4028234663852886e38, 0, 3.4028234663852886e38]);
-  assert.deepEqual([wide.histogram.counts[0], wide.histogram.counts[32], wide.histogram.counts[63]], [1, 1, 1]);
-  // Nothing finite: no histogram, no min/max.
-  const none = f([NaN, Infinity]);
-  assert.equal(none.histogram, null);
-  assert.equal(none.stats.min, null);
-  // Integers stored as bytes are read with their dtype; U64 min/max stay exact.
-  const i16 = summarize({ dtype: 'I16', shape: [2], data: new Uint8Array(new Int16Array([-300, 7]).buffer) });
-  assert.deepEqual([i16.kind, i16.stats.min, i16.stats.max], ['int', -300, 7]);
-  const u64 = summarize({ dtype: 'U64', shape: [2], data: new Uint8Array(new BigUint64Array([2n ** 64n - 1n, 3n]).buffer) });
-  assert.deepEqual([u64.stats.min, u64.stats.max, u64.head], ['3', '18446744073709551615', ['18446744073709551615', '3']]);
-  // F8 and friends come back as bytes the core did not decode: no statistics.
-  assert.equal(summarize({ dtype: 'F8_E4M3', shape: [2], data: new Uint8Array([1, 2]) }).kind, 'raw');
+// The page's summary is the core's streamed statistics (model.stats(name, { detail: true }))
+// renamed: checked here in Node on values whose answers are known.
+test('tensor-stats: the core\'s detail statistics: NaN and infinities apart, integers exact, raw bytes, heatmap', async () => {
+  const bytes = (Type, values) => new Uint8Array(new Type(values).buffer);
+  const file = makeSafetensors([
+    { name: 'f', dtype: 'F32', shape: [7], data: bytes(Float32Array, [1, NaN, 3, Infinity, -Infinity, -Infinity, 2]) },
+    { name: 'same', dtype: 'F32', shape: [3], data: bytes(Float32Array, [5, 5, 5]) },
+    { name: 'wide', dtype: 'F32', shape: [3], data: bytes(Float32Array, [-3.4028234663852886e38, 0, 3.4028234663852886e38]) },
+    { name: 'none', dtype: 'F32', shape: [2], data: bytes(Float32Array, [NaN, Infinity]) },
+    { name: 'i16', dtype: 'I16', shape: [2], data: bytes(Int16Array, [-300, 7]) },
+    { name: 'u64', dtype: 'U64', shape: [2], data: bytes(BigUint64Array, [2n ** 64n - 1n, 3n]) },
+    { name: 'grid', dtype: 'F32', shape: [2, 3], data: bytes(Float32Array, [1, -2, NaN, 4, 5, -6]) },
+  ]);
+  // An F8 tensor (the test helper knows no F8 size): the header written here, padded to 8.
+  const json = JSON.stringify({ x: { dtype: 'F8_E4M3', shape: [2], data_offsets: [0, 2] } });
+  const header = json.padEnd(Math.ceil(json.length / 8) * 8);
+  const raw = new Uint8Array([...new Uint8Array(new BigUint64Array([BigInt(header.length)]).buffer), ...new TextEncoder().encode(header), 1, 2]);
+  const model = await pkg.open(file);
+  const stats = async (name) => {
+    const steps = [];
+    const core = await model.stats(name, { detail: true, onProgress: (p) => steps.push(p) });
+    assert.deepEqual(steps.at(-1), { done: steps.length, total: steps.length }, `${name}: progress to the end`);
+    return summaryOf(core);
+  };
+  try {
+    const s = await stats('f');
+    const { std, ...rest } = s.stats;
+    assert.deepEqual(rest, { finite: 3, nan: 1, posInf: 1, negInf: 2, min: 1, max: 3, mean: 2 });
+    assert.ok(Math.abs(std - Math.sqrt(2 / 3)) < 1e-12, `std ${std}`);  // the core's √(Σx²/n − mean²)
+    assert.equal(s.kind, 'float');
+    assert.equal(s.histogram.counts.length, BINS);
+    assert.deepEqual([s.histogram.counts[0], s.histogram.counts[32], s.histogram.counts[63]], [1, 1, 1]);
+    assert.deepEqual(s.head, [1, NaN, 3, Infinity, -Infinity, -Infinity, 2]);
+    assert.equal(s.heatmap, null, 'one dimension: no heatmap');
+    // One distinct value: every value in the first bin, std 0.
+    const same = await stats('same');
+    assert.equal(same.histogram.counts[0], 3);
+    assert.equal(same.stats.std, 0);
+    // The whole float32 range does not overflow the bin arithmetic.
+    const wide = await stats('wide');
+    assert.deepEqual([wide.histogram.counts[0], wide.histogram.counts[32], wide.histogram.counts[63]], [1, 1, 1]);
+    // Nothing finite: no histogram, no min/max.
+    const none = await stats('none');
+    assert.equal(none.histogram, null);
+    assert.equal(none.stats.min, null);
+    // Integers are read as their dtype; U64 min/max and values stay exact.
+    const i16 = await stats('i16');
+    assert.deepEqual([i16.kind, i16.dtype, i16.stats.min, i16.stats.max, i16.head], ['int', 'I16', -300, 7, [-300, 7]]);
+    const u64 = await stats('u64');
+    assert.deepEqual([u64.stats.min, u64.stats.max, u64.head], ['3', '18446744073709551615', ['18446744073709551615', '3']]);
+    // A 2 × 3 weight: one cell per value, NaN where the cell saw no finite value.
+    const grid = await stats('grid');
+    assert.deepEqual({ ...grid.heatmap, abs: [...grid.heatmap.abs], signed: [...grid.heatmap.signed] },
+      { rows: 2, cols: 3, cellRows: 2, cellCols: 3, abs: [1, 2, NaN, 4, 5, 6], signed: [1, -2, NaN, 4, 5, -6] });
+  } finally {
+    await model.close();
+  }
+  // F8 and friends: the core does not decode them; their first stored bytes are shown.
+  const rawModel = await pkg.open(raw);
+  try {
+    const core = await rawModel.stats('x', { detail: true });
+    assert.deepEqual(summaryOf(core), { kind: 'raw', dtype: 'F8_E4M3', elements: 2, head: [1, 2], bytes: 2, stats: null, histogram: null, heatmap: null });
+  } finally {
+    await rawModel.close();
+  }
+});
+
+test('tensor-stats: a heatmap cell is the mean of the rows and columns it covers', async () => {
+  // 600 × 300: cell row i covers rows ceil(i·600/256) .., cell column j columns ceil(j·300/256) ..
+  const rows = 600;
+  const cols = 300;
+  const values = Float32Array.from({ length: rows * cols }, (_, k) => ((k % 7) - 3) * (1 + Math.floor(k / cols) / 100));
+  const model = await pkg.open(makeSafetensors([{ name: 'w', dtype: 'F32', shape: [rows, cols], data: new Uint8Array(values.buffer) }]));
+  try {
+    const { heatmap } = summaryOf(await model.stats('w', { detail: true }));
+    assert.deepEqual([heatmap.cellRows, heatmap.cellCols], [256, 256]);
+    const start = (k, n, cells) => Math.ceil((k * n) / cells);
+    for (const [i, j] of [[0, 0], [1, 7], [128, 200], [255, 255]]) {
+      let sum = 0; let abs = 0; let n = 0;
+      for (let r = start(i, rows, 256); r < start(i + 1, rows, 256); r += 1) {
+        for (let c = start(j, cols, 256); c < start(j + 1, cols, 256); c += 1) {
+          sum += values[r * cols + c]; abs += Math.abs(values[r * cols + c]); n += 1;
+        }
+      }
+      assert.equal(heatmap.signed[i * 256 + j], Math.fround(sum / n), `cell ${i}, ${j} signed`);
+      assert.equal(heatmap.abs[i * 256 + j], Math.fround(abs / n), `cell ${i}, ${j} abs`);
+    }
+  } finally {
+    await model.close();
+  }
 });

@@ -47,6 +47,7 @@ export async function startHarness({ mounts = {} } = {}) {
     server,
     context,
     dist,
+    profile,  // the browser's user-data-dir: its processes can be found by it (detail-memory.test.mjs)
     // A fresh page on the app; `problems` collects console errors, page errors and
     // failed requests (from the page and its worker). `initScript` runs before the
     // page's own scripts; `go: false` leaves the navigation to the caller.

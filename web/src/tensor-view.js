@@ -1,7 +1,9 @@
 // The tensor detail view: a modal <dialog> opened from a row of the tensor table. The
-// worker dequantizes the one tensor to F32 (model.tensor(name, { to: 'f32' })) and posts
-// back only a summary (tensor-stats.js): the first values, min/max/mean/std, NaN and
-// infinity counts, and a 64-bin histogram — never the values themselves.
+// worker asks the core for the tensor's streamed statistics (model.stats(name, { detail:
+// true })): the core reads it piece by piece, twice, and posts back only a summary
+// (tensor-stats.js): the first values, min/max/mean/std, NaN and infinity counts, a 64-bin
+// histogram and a heatmap — never the values themselves, so a 1 GiB tensor costs the tab
+// a piece, not a gigabyte. A progress bar follows the passes; Cancel stops the reading.
 //
 // Escape, the close button or a click on the backdrop close it; closing cancels a
 // computation still running and returns focus to the row that opened it.
@@ -54,19 +56,22 @@ export class TensorView {
     this.name = tensor.name;
     this.title.replaceChildren(...breakable(tensor.name));
     this.title.title = tensor.name;
-    this.body.replaceChildren(this.factsList(tensor, null), this.status(tensor));
+    const status = this.status(tensor);
+    this.body.replaceChildren(this.factsList(tensor, null), status.node);
     this.body.setAttribute('aria-busy', 'true');
     if (!this.dialog.open) this.dialog.showModal();
 
-    const job = this.core.request('tensorStats', { name: tensor.name });
+    const job = this.core.request('tensorStats', { name: tensor.name }, { onProgress: status.update });
     this.job = job;
+    status.cancel.addEventListener('click', () => job.cancel());
     try {
       const summary = await job.promise;
       if (this.job !== job) return; // closed or replaced meanwhile
       this.body.replaceChildren(this.factsList(tensor, summary), ...this.results(tensor, summary));
     } catch (error) {
-      if (this.job !== job || error.code === 'cancelled') return;
-      this.body.replaceChildren(this.factsList(tensor, null), errorNode(error));
+      if (this.job !== job) return;
+      if (error.code === 'cancelled') this.body.replaceChildren(this.factsList(tensor, null), this.cancelled(tensor));
+      else this.body.replaceChildren(this.factsList(tensor, null), errorNode(error));
     } finally {
       if (this.job === job) {
         this.job = null;
@@ -110,12 +115,31 @@ export class TensorView {
     return el('dl', { className: 'facts detail-facts' }, ...facts);
   }
 
+  // { node, update({done, total}), cancel (the button) }: what the reading is at. The core
+  // reads the tensor twice (statistics, then the histogram): one step per piece and pass.
   status(tensor) {
     const waiting = this.busy() ? 'Waiting for the running job, then reading' : 'Reading';
     const spinner = el('span', { className: 'spinner' });
     spinner.setAttribute('aria-hidden', 'true');
-    return el('p', { className: 'detail-status', role: 'status' }, spinner,
-      `${waiting} ${tensor.name} as F32 and computing statistics…`);
+    const text = el('span', { className: 'detail-status-text', textContent: `${waiting} ${tensor.name} and computing statistics…` });
+    const bar = el('progress', { className: 'detail-progress', max: 1 });
+    bar.setAttribute('aria-label', `Reading ${tensor.name}`);
+    const cancel = el('button', { type: 'button', className: 'detail-cancel', textContent: 'Cancel' });
+    const node = el('div', { className: 'detail-status' }, spinner, el('p', { role: 'status' }, text), bar, cancel);
+    const update = ({ done, total }) => {
+      bar.value = done / total;
+      const pass = done * 2 <= total ? 'statistics' : 'histogram';
+      text.textContent = `Reading ${tensor.name}: ${Math.floor((100 * done) / total)}% (${pass}, step ${done} of ${total})`;
+    };
+    return { node, update, cancel };
+  }
+
+  // After Cancel: the dialog stays open, the page stays usable, and the reading can start again.
+  cancelled(tensor) {
+    const again = el('button', { type: 'button', className: 'detail-again', textContent: 'Read again' });
+    again.addEventListener('click', () => this.open(tensor));
+    return el('div', { className: 'detail-cancelled' },
+      el('p', { role: 'status', textContent: 'Cancelled: the statistics were not computed.' }), again);
   }
 
   results(tensor, summary) {

@@ -12,8 +12,8 @@
 //                                                            download, with its Lethe report
 //               { type: 'forgetShards', id, ...forget's, dirHandle? }  the same for a sharded model: its
 //                                                            shards, index and config.json
-//               { type: 'tensorStats', id, name }   one tensor's summary (tensor-stats.js) and
-//                                                            heatmap (heatmap.js)
+//               { type: 'tensorStats', id, name }   one tensor's summary and heatmap, streamed
+//                                                            by the core (tensor-stats.js), with progress
 //               { type: 'compare', id, source }   the open model (A) against another
 //                                                            (opened here, closed after): diff()
 //               { type: 'cancel',  id }
@@ -23,8 +23,7 @@
 // New operations are one more handler.
 
 import { diff, forgetSchemes, init, open } from 'anamnesis';
-import { summarize, valuesOf } from './tensor-stats.js';
-import { heatmapOf } from './heatmap.js';
+import { summaryOf } from './tensor-stats.js';
 
 const PROGRESS_INTERVAL_MS = 100;
 const FOLD_BYTES = 8 * 1024 * 1024;
@@ -137,19 +136,14 @@ const handlers = {
     }
   },
 
-  // One tensor, dequantized to F32 here (integer tensors come as their own values), is
-  // reduced to a summary; only that goes back to the page. The values are dropped when
-  // this returns.
-  async tensorStats({ name }, { signal }) {
+  // One tensor's summary: the core streams it piece by piece, twice (statistics, then the
+  // histogram), and returns only numbers — the tab never holds the tensor (docs/web.md,
+  // "Bounded detail"). Progress is one step per piece and pass.
+  async tensorStats({ name }, { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     const stored = model.info.tensors.find((t) => t.name === name);
-    const result = await model.tensor(name, { to: 'f32', signal });
-    const values = valuesOf(result);
-    const numbers = values && !(values instanceof BigInt64Array || values instanceof BigUint64Array);
-    return {
-      name, storedDtype: stored?.dtype ?? result.dtype, shape: result.shape, ...summarize(result),
-      heatmap: numbers ? heatmapOf(values, result.shape) : null,
-    };
+    const core = await model.stats(name, { detail: true, signal, onProgress: progress });
+    return { name, storedDtype: stored?.dtype ?? core.dtype, shape: core.shape, ...summaryOf(core) };
   },
 };
 
