@@ -40,9 +40,10 @@ MlxFpMode mode_named(const std::string& name) {
 
 TEST_CASE("lethe mlx fp: MLX's E4M3 both ways (ToFP8 saturates, FromFP8 has no NaN)", "[lethe][mlx]") {
   CHECK(mlx_f32_to_e4m3(448.0f) == 0x7E);
-  CHECK(mlx_f32_to_e4m3(470.0f) == 0x7F);  // [464, 480): rounds up to 0x7F, which MLX reads as 480
-  CHECK(mlx_f32_to_e4m3(464.0f) == 0x7E);  // the tie goes to the even 0x7E
-  CHECK(mlx_f32_to_e4m3(480.0f) == 0x7E);  // from 480 on: saturated
+  CHECK(mlx_f32_to_e4m3(470.0f) == 0x7E);  // from 448 on: saturated (c10's would round to 0x7F)
+  CHECK(mlx_f32_to_e4m3(447.0f) == 0x7E);  // rounds to 448
+  CHECK(mlx_f32_to_e4m3(431.0f) == 0x7D);  // 416 + 15: nearer 416
+  CHECK(mlx_f32_to_e4m3(432.0f) == 0x7E);  // the tie 416 | 448 goes to the even 0x7E
   CHECK(mlx_f32_to_e4m3(-INFINITY) == 0xFE);
   CHECK(mlx_f32_to_e4m3(NAN) == 0x7E);
   CHECK(mlx_f32_to_e4m3(-0.0f) == 0x80);

@@ -16,19 +16,21 @@ namespace {
 constexpr uint32_t kDefaultBits = 4;
 constexpr uint64_t kDefaultGroup = 64;
 
+// One weight: `<base>.weight` U32 codes, `<base>.scales` (affine: in the weight's dtype,
+// and `<base>.biases`; a floating-point mode: U8, no biases).
 class MlxOp final : public EncodeOp {
  public:
-  MlxOp(const TensorRecord& t, uint32_t bits, uint64_t group) : bits_(bits), group_(group), dtype_(t.dtype) {
+  MlxOp(const TensorRecord& t, uint32_t bits, uint64_t group, std::optional<quant::MlxFpMode> fp)
+      : bits_(bits), group_(group), dtype_(t.dtype), fp_(fp) {
     in_ = t.shape.back();
     rows_ = t.elements / in_;
     std::vector<uint64_t> packed(t.shape.begin(), t.shape.end() - 1), scales = packed;
     packed.push_back(in_ * bits / 32);
     scales.push_back(in_ / group);
-    const uint64_t size = dtype_info(dtype_).block_bytes;
     const std::string base = module_of(t.name);
-    specs_.push_back({t.name, DType::U32, packed, rows_ * in_ * bits / 8});
-    specs_.push_back({base + ".scales", dtype_, scales, rows_ * (in_ / group) * size});
-    specs_.push_back({base + ".biases", dtype_, scales, rows_ * (in_ / group) * size});
+    specs_.push_back({t.name, DType::U32, packed, rows_ * row_bytes(0)});
+    specs_.push_back({base + ".scales", fp_ ? DType::U8 : dtype_, scales, rows_ * row_bytes(1)});
+    if (!fp_) specs_.push_back({base + ".biases", dtype_, scales, rows_ * row_bytes(2)});
   }
   std::span<const TensorSpec> outputs() const override { return specs_; }
   uint64_t granularity(size_t part) const override { return row_bytes(part); }
@@ -40,17 +42,23 @@ class MlxOp final : public EncodeOp {
     std::vector<float> values((r1 - r0) * in_);
     load_f32(source, from, r0 * in_, values.size(), values.data());
     std::vector<uint8_t> packed((r1 - r0) * row_bytes(0)), scales((r1 - r0) * row_bytes(1)),
-        biases(scales.size());
+        biases(fp_ ? 0 : scales.size());
     uint8_t* p = part == 0 ? out : packed.data();
     uint8_t* s = part == 1 ? out : scales.data();
     uint8_t* b = part == 2 ? out : biases.data();
-    lethe::mlx_affine_quantize_rows(values.data(), r1 - r0, in_, bits_, group_, dtype_, p, s, b);
+    if (fp_) lethe::mlx_fp_quantize_rows(*fp_, values.data(), r1 - r0, in_, dtype_, p, s);
+    else lethe::mlx_affine_quantize_rows(values.data(), r1 - r0, in_, bits_, group_, dtype_, p, s, b);
     if (part != 0) return {};
     // mx.dequantize of what was written (amn's reader), in F32.
-    quant::MlxParams q{bits_, group_, r1 - r0, in_, dtype_};
     std::vector<float> back(values.size());
-    AMN_TRY(quant::dequantize_mlx_rows(q, {{p, packed.size()}, scales, biases}, 0, r1 - r0, DType::F32,
-                                       {reinterpret_cast<uint8_t*>(back.data()), back.size() * 4}));
+    uint8_t* back_bytes = reinterpret_cast<uint8_t*>(back.data());
+    if (fp_) {
+      quant::dequantize_mlx_fp_rows(*fp_, in_, p, s, 0, r1 - r0, DType::F32, back_bytes);
+    } else {
+      quant::MlxParams q{bits_, group_, r1 - r0, in_, dtype_};
+      AMN_TRY(quant::dequantize_mlx_rows(q, {{p, packed.size()}, scales, biases}, 0, r1 - r0, DType::F32,
+                                         {back_bytes, back.size() * 4}));
+    }
     LetheSums sums;
     for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     sums_.put(begin, sums);
@@ -59,59 +67,12 @@ class MlxOp final : public EncodeOp {
 
  private:
   uint64_t row_bytes(size_t part) const {
-    return part == 0 ? in_ * bits_ / 8 : (in_ / group_) * dtype_info(dtype_).block_bytes;
+    return part == 0 ? in_ * bits_ / 8 : (in_ / group_) * (fp_ ? 1 : dtype_info(dtype_).block_bytes);
   }
   uint32_t bits_;
   uint64_t group_;
   DType dtype_;
-  uint64_t in_ = 0, rows_ = 0;
-  std::vector<TensorSpec> specs_;
-  mutable SumsByPiece sums_;
-};
-
-// A floating-point mode: `<base>.weight` U32 codes and `<base>.scales` U8, no biases.
-class MlxFpOp final : public EncodeOp {
- public:
-  MlxFpOp(const TensorRecord& t, quant::MlxFpMode mode) : mode_(mode), dtype_(t.dtype) {
-    const quant::MlxFpFormat& f = quant::mlx_fp_format(mode);
-    in_ = t.shape.back();
-    rows_ = t.elements / in_;
-    std::vector<uint64_t> packed(t.shape.begin(), t.shape.end() - 1), scales = packed;
-    packed.push_back(in_ * f.bits / 32);
-    scales.push_back(in_ / f.group_size);
-    specs_.push_back({t.name, DType::U32, packed, rows_ * row_bytes(0)});
-    specs_.push_back({module_of(t.name) + ".scales", DType::U8, scales, rows_ * row_bytes(1)});
-  }
-  std::span<const TensorSpec> outputs() const override { return specs_; }
-  uint64_t granularity(size_t part) const override { return row_bytes(part); }
-  LetheSums distance() const override { return sums_.total(); }
-
-  Status run(std::span<const uint8_t> source, DType from, size_t part, uint64_t begin, uint64_t end,
-             uint8_t* out) const override {
-    const uint64_t r0 = begin / row_bytes(part), r1 = end / row_bytes(part);
-    std::vector<float> values((r1 - r0) * in_);
-    load_f32(source, from, r0 * in_, values.size(), values.data());
-    std::vector<uint8_t> codes((r1 - r0) * row_bytes(0)), scales((r1 - r0) * row_bytes(1));
-    uint8_t* c = part == 0 ? out : codes.data();
-    uint8_t* s = part == 1 ? out : scales.data();
-    lethe::mlx_fp_quantize_rows(mode_, values.data(), r1 - r0, in_, dtype_, c, s);
-    if (part != 0) return {};
-    // mx.dequantize of what was written (amn's reader), in F32.
-    std::vector<float> back(values.size());
-    quant::dequantize_mlx_fp_rows(mode_, in_, c, s, 0, r1 - r0, DType::F32, reinterpret_cast<uint8_t*>(back.data()));
-    LetheSums sums;
-    for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
-    sums_.put(begin, sums);
-    return {};
-  }
-
- private:
-  uint64_t row_bytes(size_t part) const {
-    const quant::MlxFpFormat& f = quant::mlx_fp_format(mode_);
-    return part == 0 ? in_ * f.bits / 8 : in_ / f.group_size;
-  }
-  quant::MlxFpMode mode_;
-  DType dtype_;
+  std::optional<quant::MlxFpMode> fp_;
   uint64_t in_ = 0, rows_ = 0;
   std::vector<TensorSpec> specs_;
   mutable SumsByPiece sums_;
@@ -147,8 +108,7 @@ class MlxForgetter final : public Forgetter {
     return {};
   }
   std::shared_ptr<const EncodeOp> encode(const TensorRecord& t) const override {
-    if (fp_) return std::make_shared<MlxFpOp>(t, *fp_);
-    return std::make_shared<MlxOp>(t, bits_, group_);
+    return std::make_shared<MlxOp>(t, bits_, group_, fp_);
   }
   // mlx-lm's quantize_model: "quantization" = {group_size, bits, mode}, mirrored as
   // "quantization_config" (quantization_config_mirrors).

@@ -1,7 +1,7 @@
 #include "kernels/lethe/mlx_fp_encode.h"
 
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "kernels/cast.h"
@@ -12,17 +12,6 @@ namespace {
 
 using quant::kE2M1Signed;
 using quant::MlxFpMode;
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
 
 // One MLX op's result in dtype t: static_cast<T>(float) of MLX's types, round to nearest
 // even. A NaN: _MLX_BFloat16 makes every NaN +NaN (0x7FC0), _MLX_Float16 keeps its sign
@@ -39,7 +28,7 @@ float in_dtype(DType t, float v) {
 // because WASM leaves the sign of a NaN it makes unspecified.
 float divide(float a, float b) {
   if (std::isnan(a)) return a;
-  if (a == 0 && b == 0) return from_bits(0xFFC00000u);
+  if (a == 0 && b == 0) return std::bit_cast<float>(0xFFC00000u);
   return a / b;
 }
 
@@ -73,7 +62,8 @@ float code_value(MlxFpMode mode, uint8_t code) {
 bool same(float a, float b) { return a == b && std::signbit(a) == std::signbit(b); }
 
 // --reuse-scales: a value remember made (code value times scale, exact in F32) takes its
-// code, e.g. E4M3's 480 (0x7F), which ToFP8 would saturate to 448, or -0.0 (code 8).
+// code, e.g. E4M3's 480 (0x7F, another producer's NaN), which ToFP8 saturates to 448, or
+// -0.0 (code 8).
 uint8_t exact_code(MlxFpMode mode, float w, float scale, uint8_t code) {
   if (same(code_value(mode, code) * scale, w)) return code;
   if (mode == MlxFpMode::mxfp8) {
@@ -89,16 +79,16 @@ uint8_t exact_code(MlxFpMode mode, float w, float scale, uint8_t code) {
 
 uint8_t mlx_f32_to_e4m3(float x) {
   // detail::ToFP8, as c10's fp8e4m3fn_from_fp32_value but saturating to 0x7E.
-  constexpr uint32_t fp8_max = 543u << 21;      // 480.0f
+  constexpr uint32_t fp8_max = 543u << 21;      // 448.0f: from there on, 0x7E
   constexpr uint32_t denorm_mask = 141u << 23;  // 2^14: adding it rounds to E4M3's subnormal step
-  uint32_t f_bits = bits_of(x);
+  uint32_t f_bits = std::bit_cast<uint32_t>(x);
   const uint32_t sign = f_bits & 0x80000000u;
   f_bits ^= sign;
   uint8_t result;
   if (f_bits >= fp8_max) {  // NaN too: its bits are above
     result = 0x7E;
   } else if (f_bits < (121u << 23)) {  // below 2^-6: subnormal E4M3
-    result = static_cast<uint8_t>(bits_of(from_bits(f_bits) + from_bits(denorm_mask)) - denorm_mask);
+    result = static_cast<uint8_t>(std::bit_cast<uint32_t>(std::bit_cast<float>(f_bits) + std::bit_cast<float>(denorm_mask)) - denorm_mask);
   } else {
     const uint32_t mant_odd = (f_bits >> 20) & 1;
     const uint32_t high = f_bits + ((static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu) + mant_odd;

@@ -6,8 +6,7 @@
 // kernel), transliterated op by op: every op's result is rounded to the weight's dtype
 // (BF16 / F16 / F32) as MLX's types round, and the scale and code arithmetic differs from
 // the OCP / compressed-tensors producers (E8M0 exponent = rint(log2(amax / max)), not
-// floor; FP4 by argmin over MLX's table, ties to the lower index; E4M3 saturating at 448
-// with 0x7F for [464, 480)). Fixtures and the arithmetic step by step:
+// floor; FP4 by argmin over MLX's table, ties to the lower index; E4M3 saturating at 448). Fixtures and the arithmetic step by step:
 // fixtures/lethe/mlx_fp/README.md.
 #pragma once
 #include <cstdint>
@@ -18,7 +17,7 @@
 namespace amn::lethe {
 
 // MLX's float -> E4M3 (detail::ToFP8 in mlx/backend/cpu/unary_ops.h): round to nearest
-// even; |x| >= 480, +-inf and NaN saturate to 0x7E | sign; [464, 480) gives 0x7F.
+// even; |x| >= 448, +-inf and NaN saturate to 0x7E | sign (0x7F is never written).
 uint8_t mlx_f32_to_e4m3(float x);
 
 // Rows [0, rows) of `values` ([rows, cols], cols a multiple of the mode's group size; the

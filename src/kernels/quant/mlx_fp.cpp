@@ -1,6 +1,6 @@
 #include "kernels/quant/mlx_fp.h"
 
-#include <cstring>
+#include <bit>
 #include <vector>
 
 #include "kernels/quant/fp4_values.h"
@@ -16,12 +16,6 @@ constexpr MlxFpFormat kFormats[] = {
     {"mxfp8", 8, 32, 448.0f},
 };
 
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 }  // namespace
 
 const MlxFpFormat& mlx_fp_format(MlxFpMode mode) { return kFormats[static_cast<int>(mode)]; }
@@ -31,8 +25,8 @@ const MlxFpFormat& mlx_fp_format(MlxFpMode mode) { return kFormats[static_cast<i
 float mlx_e4m3_to_f32(uint8_t code) {
   const uint32_t e = (code >> 3) & 15, m = code & 7;
   float v;
-  if (e == 0) v = static_cast<float>(m) * from_bits(0x3B000000u);  // m * 2^-9
-  else v = from_bits(((e + 120) << 23) | (m << 20));                 // (1 + m/8) * 2^(e-7)
+  if (e == 0) v = static_cast<float>(m) * std::bit_cast<float>(0x3B000000u);  // m * 2^-9
+  else v = std::bit_cast<float>(((e + 120) << 23) | (m << 20));                 // (1 + m/8) * 2^(e-7)
   return code & 0x80 ? -v : v;
 }
 
