@@ -1,6 +1,6 @@
 // MLX weights (mlx-lm checkpoints): `<base>.weight` U32 codes with `.scales`, plus
 // `.biases` in the affine mode; U8 scales and no biases in MLX's floating-point modes
-// (mxfp4, nvfp4, mxfp8), which reuse the MXFP4 / NVFP4 / FP8 kernels. Weights may have
+// (mxfp4, nvfp4, mxfp8: kernels/quant/mlx_fp.h, MLX's own E4M3). Weights may have
 // leading dimensions (stacked experts, [experts, out, words]). Mode, bits and group size
 // from config.json's "quantization" (defaults, and per-layer entries keyed by module path);
 // affine bits and group size from the shapes only when exactly one pair fits.
