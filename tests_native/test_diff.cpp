@@ -257,6 +257,22 @@ TEST_CASE("diff: a Hugging Face checkpoint against llama.cpp's BF16 and Q8_0 GGU
   }
 }
 
+TEST_CASE("diff: qwen2 and qwen3 checkpoints against llama.cpp's BF16 GGUFs of them: every tensor matched, none permuted") {
+  // qwen2's q/k/v biases and qwen3's per-head q/k norms have GGUF names of their own
+  // (attn_q.bias, attn_q_norm.weight); neither architecture permutes rows.
+  for (const char* arch : {"qwen2", "qwen3"}) {
+    INFO(arch);
+    const std::string stem = std::string("diff/tiny_") + arch + "_hf";
+    auto hf = open_fixture(stem + "/model.safetensors");
+    auto gguf = open_fixture(stem + "-bf16.gguf");
+    const ModelDiff d = diff_of(*hf, *gguf);
+    check_against(d, stem + "-bf16.expected.json", 1e-12);
+    CHECK(d.name_map == arch);
+    for (const auto& t : d.tensors) CHECK_FALSE(t.rows_permuted);
+    CHECK(diff_exit_status(d) == 3);  // the norms are BF16 against F32: same values, not identical
+  }
+}
+
 TEST_CASE("diff: the GGUF as A: the same pairs, the permutation undone the other way") {
   auto hf = open_fixture("diff/tiny_llama_hf/model.safetensors");
   auto gguf = open_fixture("diff/tiny_llama_hf-Q8_0.gguf");

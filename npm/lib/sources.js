@@ -135,15 +135,16 @@ function blockedHint(err, url) {
     + 'Access-Control-Allow-Headers: Range and Access-Control-Expose-Headers: Content-Range, Content-Length)';
 }
 
-// The first request of a URL is a ranged GET of its first 64 KiB (no HEAD): its
-// Content-Range gives the size, and its bytes answer the core's first read, so a
-// safetensors header that fits is read in one request. A server that ignores Range
-// answers 200 with the whole file: fine for a file that small, an io error otherwise
-// (its body is cancelled, not downloaded).
-export const FIRST_READ_BYTES = 64 * 1024;
+// The first request of a URL is a ranged GET of the bytes the core's parser reads first
+// (no HEAD): 1 MiB for a .gguf, 64 KiB (the sniff window) for the others — the core's
+// rule (firstReadBytes, from the format registry). Its Content-Range gives the size, and
+// its bytes answer the core's first read, so a header that fits is read in one request.
+// A server that ignores Range answers 200 with the whole file: fine for a file that
+// small, an io error otherwise (its body is cancelled, not downloaded).
+export const firstReadBytes = (name) => loaded().firstReadBytes(name);
 
-async function firstRead(fetchFn, url, signal, optional) {
-  const res = await request(fetchFn, url, { headers: { Range: `bytes=0-${FIRST_READ_BYTES - 1}` } }, signal);
+async function firstRead(fetchFn, url, signal, optional, want) {
+  const res = await request(fetchFn, url, { headers: { Range: `bytes=0-${want - 1}` } }, signal);
   if (res.status === 404 && optional) { await res.body?.cancel(); return null; }
   const total = /\/(\d+)\s*$/.exec(res.headers.get('content-range') || '');
   if (res.status === 416 && total) { await res.body?.cancel(); return { size: Number(total[1]), head: new Uint8Array(0) }; }
@@ -158,9 +159,9 @@ async function firstRead(fetchFn, url, signal, optional) {
   }
   if (res.status === 200) {
     const length = res.headers.get('content-length');
-    if (length === null || Number(length) > FIRST_READ_BYTES || res.headers.get('content-encoding')) {
+    if (length === null || Number(length) > want || res.headers.get('content-encoding')) {
       await res.body?.cancel();
-      throw new AmnError('io', `${url}: the server ignored the Range header (HTTP 200 for bytes 0-${FIRST_READ_BYTES - 1}); `
+      throw new AmnError('io', `${url}: the server ignored the Range header (HTTP 200 for bytes 0-${want - 1}); `
         + 'reading a model over HTTP needs a server with Range support');
     }
     const head = await bodyOf(res, url, signal);
@@ -191,7 +192,7 @@ const SINGLE_READ_CONCURRENCY = 8;
 
 export async function urlFile(url, { fetch: fetchFn, signal, optional = false } = {}) {
   const href = url.href;
-  const first = await firstRead(fetchFn, href, signal, optional);
+  const first = await firstRead(fetchFn, href, signal, optional, firstReadBytes(urlName(url)));
   if (first === null) return null;
   const { size, head } = first;
   let multiRange = true;  // until the server (or the browser) shows otherwise

@@ -55,20 +55,22 @@ Result<HashRun> HashRun::start(const Model& model, HashOf of) {
       run.plans_.push_back(std::move(plan));
     }
   }
-  for (size_t t = 0; of == HashOf::stored && t < model.tensors.size(); ++t) {
-    const TensorRecord& r = model.tensors[t];
-    if (!r.size_known) {
-      return make_error(ErrorCode::unsupported, "tensor '" + r.name + "' has a type of unknown size (" +
-                                                    std::string(stored_type_name(r)) + "): its bytes cannot be told");
+  if (of == HashOf::stored) {
+    for (size_t t = 0; t < model.tensors.size(); ++t) {
+      const TensorRecord& r = model.tensors[t];
+      if (!r.size_known) {
+        return make_error(ErrorCode::unsupported, "tensor '" + r.name + "' has a type of unknown size (" +
+                                                      std::string(stored_type_name(r)) + "): its bytes cannot be told");
+      }
+      run.names_.push_back(r.name);
+      uint64_t at = 0;
+      do {  // an empty tensor still gets its one (empty) chunk: its hash is the empty input's
+        const uint64_t n = std::min(kHashChunk, r.nbytes - at);
+        run.chunks_.push_back({static_cast<uint32_t>(t), r.file, r.offset + at, n, at + n == r.nbytes});
+        at += n;
+      } while (at < r.nbytes);
+      run.result_.model.bytes += r.nbytes;
     }
-    run.names_.push_back(r.name);
-    uint64_t at = 0;
-    do {  // an empty tensor still gets its one (empty) chunk: its hash is the empty input's
-      const uint64_t n = std::min(kHashChunk, r.nbytes - at);
-      run.chunks_.push_back({static_cast<uint32_t>(t), r.file, r.offset + at, n, at + n == r.nbytes});
-      at += n;
-    } while (at < r.nbytes);
-    run.result_.model.bytes += r.nbytes;
   }
   run.model_.emplace();
   run.uuid_.emplace();

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "formats/gguf/parse.h"
+#include "formats/safetensors/parse.h"
 #include "session/format_openers.h"
 
 namespace amn {
@@ -22,7 +24,7 @@ constexpr std::array kTorchUntrustedExt = {".bin"sv};  // too common a name to b
 // brace) last. A ZIP sniffs as torch; open_zip_or_legacy_pth tells torch from savez.
 const std::array<FormatRow, 6> kRows = {{
     {ModelFormat::gguf, "GGUF", kGgufExt, true, detail::sniff_gguf, detail::open_gguf_set, nullptr, 1,
-     detail::pick_gguf, "single file or split (-00001-of-00003.gguf), ollama:<model>[:<tag>]"},
+     detail::pick_gguf, "single file or split (-00001-of-00003.gguf), ollama:<model>[:<tag>]", kGgufFirstWindow},
     {ModelFormat::npy, "NumPy .npy", kNpyExt, true, detail::sniff_npy, detail::open_npy_file, nullptr, 3,
      detail::pick_numpy, "any byte order, Fortran order"},
     {ModelFormat::pth, "PyTorch", kTorchExt, true, detail::sniff_torch, detail::open_pth_file,
@@ -48,6 +50,11 @@ const FormatRow* format_by_extension(std::string_view file_name) {
     }
   }
   return nullptr;
+}
+
+uint64_t first_read_bytes(std::string_view file_name) {
+  const FormatRow* row = format_by_extension(file_name);
+  return row && row->first_read ? row->first_read : kSafetensorsReadAhead;
 }
 
 std::string supported_formats_text() {

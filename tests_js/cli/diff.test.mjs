@@ -81,6 +81,18 @@ test('a Hugging Face checkpoint against llama.cpp GGUFs of it: matched through t
   assert.ok(exact.tensors.every((t) => t.status === 'only_in_a' || t.status === 'only_in_b'));
 });
 
+test('qwen2 and qwen3 checkpoints against llama.cpp GGUFs of them: every tensor matched on both CLIs', () => {
+  for (const arch of ['qwen2', 'qwen3']) {
+    const j = same(['diff', `fixtures/diff/tiny_${arch}_hf`, `fixtures/diff/tiny_${arch}_hf-bf16.gguf`, '--json']);
+    assert.equal(j.code, 3, j.err);
+    const doc = JSON.parse(j.out);
+    const want = JSON.parse(readFileSync(join(root, `fixtures/diff/tiny_${arch}_hf-bf16.expected.json`), 'utf8'));
+    assert.equal(doc.name_map, arch);
+    assert.deepEqual(doc.tensors.map((t) => [t.name, t.name_b, t.status]), want.tensors.map((t) => [t.name, t.name_b, t.status]));
+    assert.ok(doc.tensors.every((t) => !t.rows_permuted));
+  }
+});
+
 test('diff errors and misuse: exit 1 for an input that does not open, 2 for a missing argument', () => {
   const missing = same(['diff', A, 'fixtures/diff/none.safetensors']);
   assert.equal(missing.code, 1);
