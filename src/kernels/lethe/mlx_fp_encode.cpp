@@ -1,9 +1,9 @@
 #include "kernels/lethe/mlx_fp_encode.h"
 
-#include <bit>
 #include <cmath>
 #include <limits>
 
+#include "core/bytes.h"
 #include "kernels/cast.h"
 #include "kernels/quant/fp4_values.h"
 
@@ -28,7 +28,7 @@ float in_dtype(DType t, float v) {
 // because WASM leaves the sign of a NaN it makes unspecified.
 float divide(float a, float b) {
   if (std::isnan(a)) return a;
-  if (a == 0 && b == 0) return std::bit_cast<float>(0xFFC00000u);
+  if (a == 0 && b == 0) return bit_cast<float>(0xFFC00000u);
   return a / b;
 }
 
@@ -81,14 +81,14 @@ uint8_t mlx_f32_to_e4m3(float x) {
   // detail::ToFP8, as c10's fp8e4m3fn_from_fp32_value but saturating to 0x7E.
   constexpr uint32_t fp8_max = 543u << 21;      // 448.0f: from there on, 0x7E
   constexpr uint32_t denorm_mask = 141u << 23;  // 2^14: adding it rounds to E4M3's subnormal step
-  uint32_t f_bits = std::bit_cast<uint32_t>(x);
+  uint32_t f_bits = bit_cast<uint32_t>(x);
   const uint32_t sign = f_bits & 0x80000000u;
   f_bits ^= sign;
   uint8_t result;
   if (f_bits >= fp8_max) {  // NaN too: its bits are above
     result = 0x7E;
   } else if (f_bits < (121u << 23)) {  // below 2^-6: subnormal E4M3
-    result = static_cast<uint8_t>(std::bit_cast<uint32_t>(std::bit_cast<float>(f_bits) + std::bit_cast<float>(denorm_mask)) - denorm_mask);
+    result = static_cast<uint8_t>(bit_cast<uint32_t>(bit_cast<float>(f_bits) + bit_cast<float>(denorm_mask)) - denorm_mask);
   } else {
     const uint32_t mant_odd = (f_bits >> 20) & 1;
     const uint32_t high = f_bits + ((static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu) + mant_odd;

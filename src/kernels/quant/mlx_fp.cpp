@@ -1,8 +1,8 @@
 #include "kernels/quant/mlx_fp.h"
 
-#include <bit>
 #include <vector>
 
+#include "core/bytes.h"
 #include "kernels/quant/fp4_values.h"
 #include "kernels/quant/packed.h"
 
@@ -25,8 +25,8 @@ const MlxFpFormat& mlx_fp_format(MlxFpMode mode) { return kFormats[static_cast<i
 float mlx_e4m3_to_f32(uint8_t code) {
   const uint32_t e = (code >> 3) & 15, m = code & 7;
   float v;
-  if (e == 0) v = static_cast<float>(m) * std::bit_cast<float>(0x3B000000u);  // m * 2^-9
-  else v = std::bit_cast<float>(((e + 120) << 23) | (m << 20));                 // (1 + m/8) * 2^(e-7)
+  if (e == 0) v = static_cast<float>(m) * bit_cast<float>(0x3B000000u);  // m * 2^-9
+  else v = bit_cast<float>(((e + 120) << 23) | (m << 20));                 // (1 + m/8) * 2^(e-7)
   return code & 0x80 ? -v : v;
 }
 
