@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/source.h"
 
 using namespace amn;
@@ -40,6 +42,25 @@ TEST_CASE("SparseSource coalesces adjacent chunks into one view", "[source]") {
   s.clear();
   CHECK(s.bytes_held() == 0);
   CHECK_FALSE(s.read(0, 0, 1));
+}
+
+TEST_CASE("SparseSource::take hands over exactly one supplied chunk, once", "[source]") {
+  SparseSource s(64);
+  std::vector<uint8_t> bytes(64);
+  for (int i = 0; i < 64; ++i) bytes[i] = static_cast<uint8_t>(i);
+  REQUIRE(s.add_copy(0, {bytes.data(), 16}));
+  REQUIRE(s.add_copy(32, {bytes.data() + 32, 32}));
+  CHECK_FALSE(s.take(0, 8));    // part of a chunk: stays
+  CHECK_FALSE(s.take(16, 16));  // not supplied
+  auto taken = s.take(32, 32);
+  REQUIRE(taken);
+  CHECK(std::equal(taken->get(), taken->get() + 32, bytes.begin() + 32));
+  CHECK(s.bytes_held() == 16);  // the source no longer holds it: reading it asks again
+  auto again = s.read(0, 32, 32);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == ErrorCode::need_bytes);
+  MemorySource m(bytes);
+  CHECK_FALSE(m.take(0, 64));  // bytes the caller keeps are never taken
 }
 
 TEST_CASE("Reads past the end are io errors, never need_bytes", "[source]") {

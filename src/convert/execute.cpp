@@ -61,17 +61,28 @@ bool same_ranges(const std::vector<ByteRange>& a, const std::vector<ByteRange>& 
   });
 }
 
-// The cached copies of `ranges` (every input range of a scheme or encode piece, asked
-// for in one need_bytes round), read when the cache holds something else.
+// The cached inputs of `ranges` (every input range of a scheme or encode piece, asked
+// for in one need_bytes round), read when the cache holds something else. A range the
+// source holds as one buffer of its own (in WASM: the bytes JS read for this layer) is
+// taken over rather than copied, so the layer's input is held once, not twice.
 Result<std::vector<std::span<const uint8_t>>> cached_inputs(FileSet& files, const std::vector<ByteRange>& ranges,
                                                             SchemeInputCache& cache) {
   if (!same_ranges(cache.ranges, ranges)) {
-    cache.ranges.clear();
-    cache.copies.clear();  // freed before the next layer's copies are made
-    AMN_ASSIGN(cache.copies, read_copies(files, ranges));
+    cache = {};  // freed before the next layer's inputs are kept
+    AMN_TRY(require_ranges(files, ranges));
+    for (const ByteRange& r : ranges) {
+      if (auto owned = files.take(r.file, r.offset, r.length)) {
+        cache.views.emplace_back(owned->get(), static_cast<size_t>(r.length));
+        cache.taken.push_back(std::move(*owned));
+      } else {
+        AMN_ASSIGN(auto copy, read_copies(files, std::span(&r, 1)));
+        cache.copies.push_back(std::move(copy[0]));  // a moved vector keeps its buffer: the view stays valid
+        cache.views.emplace_back(cache.copies.back());
+      }
+    }
     cache.ranges = ranges;
   }
-  return std::vector<std::span<const uint8_t>>(cache.copies.begin(), cache.copies.end());
+  return cache.views;
 }
 
 Status run_scheme(const Plan& plan, const Piece& p, FileSet& files, std::span<uint8_t> out, SchemeInputCache& cache) {

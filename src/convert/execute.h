@@ -18,7 +18,9 @@ namespace amn {
 // JS side releases its bytes after each piece) fetched k times.
 struct SchemeInputCache {
   std::vector<ByteRange> ranges;
-  std::vector<std::vector<uint8_t>> copies;
+  std::vector<ByteSource::OwnedBytes> taken;  // inputs taken over from the source (WASM: what JS supplied)
+  std::vector<std::vector<uint8_t>> copies;   // the others, copied
+  std::vector<std::span<const uint8_t>> views;  // one per range, in order
 };
 
 // Runs piece `i` into `out` (exactly plan.pieces[i].out_length bytes). With a cache, a

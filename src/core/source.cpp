@@ -97,6 +97,14 @@ Result<std::span<const uint8_t>> SparseSource::read(uint32_t file, uint64_t offs
   return std::span<const uint8_t>(pos_it->second.data.get() + (offset - start), length);
 }
 
+std::optional<ByteSource::OwnedBytes> SparseSource::take(uint64_t offset, uint64_t length) {
+  auto it = chunks_.find(offset);
+  if (length == 0 || it == chunks_.end() || it->second.length != length) return std::nullopt;
+  OwnedBytes out = std::move(it->second.data);
+  chunks_.erase(it);
+  return out;
+}
+
 Status SparseSource::add(uint64_t offset, Buffer data, uint64_t length) {
   if (!in_bounds(offset, length, size_)) return out_of_range(offset, length, size_);
   if (length == 0) return {};
@@ -185,7 +193,7 @@ std::optional<uint32_t> FileSet::find(std::string_view name) const {
   return std::nullopt;
 }
 
-Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<const ByteRange> ranges) {
+Status require_ranges(FileSet& files, std::span<const ByteRange> ranges) {
   std::vector<ByteRange> missing;
   for (const auto& r : ranges) {
     auto got = files.read(r.file, r.offset, r.length);
@@ -198,6 +206,11 @@ Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<
     e.need_bytes = std::move(missing);
     return e;
   }
+  return {};
+}
+
+Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<const ByteRange> ranges) {
+  AMN_TRY(require_ranges(files, ranges));
   std::vector<std::vector<uint8_t>> out;
   out.reserve(ranges.size());
   for (const auto& r : ranges) {

@@ -32,6 +32,16 @@ class ByteSource {
   // The open file descriptor behind a native local file, or -1 (memory, JS readers).
   // Lets a sink move bytes kernel-side (copy_file_range) instead of through user memory.
   virtual int native_fd() const { return -1; }
+  // Bytes the caller handed over as one buffer covering exactly [offset, offset+length)
+  // (a SparseSource chunk): ownership passes to whoever takes them, so a layer's input can
+  // be kept without a second copy (in WASM, the copy was a whole tensor more of memory).
+  // The source no longer holds them and answers need_bytes if they are read again. Empty
+  // when the bytes are held otherwise (a mapping, part of a larger chunk, not yet here).
+  using OwnedBytes = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>;
+  virtual std::optional<OwnedBytes> take(uint64_t offset, uint64_t length) {
+    (void)offset, (void)length;
+    return std::nullopt;
+  }
 };
 
 // Bytes the caller already holds (an ArrayBuffer, a test vector). Not copied.
@@ -49,10 +59,11 @@ class MemorySource final : public ByteSource {
 // several adjacent chunks coalesces them into one (views into the old chunks die).
 class SparseSource final : public ByteSource {
  public:
-  using Buffer = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>;
+  using Buffer = OwnedBytes;
   explicit SparseSource(uint64_t size) : size_(size) {}
   uint64_t size() const override { return size_; }
   Result<std::span<const uint8_t>> read(uint32_t file, uint64_t offset, uint64_t length) override;
+  std::optional<OwnedBytes> take(uint64_t offset, uint64_t length) override;
   // Adopts `data` (length bytes at offset). Overlaps with known chunks are allowed.
   Status add(uint64_t offset, Buffer data, uint64_t length);
   Status add_copy(uint64_t offset, std::span<const uint8_t> bytes);
@@ -105,6 +116,9 @@ class FileSet {
     return files_[file].source->read_into(file, offset, dst);
   }
   int native_fd(uint32_t file) const { return files_[file].source->native_fd(); }
+  std::optional<ByteSource::OwnedBytes> take(uint32_t file, uint64_t offset, uint64_t length) {
+    return files_[file].source->take(offset, length);
+  }
 
  private:
   struct Entry {
@@ -114,9 +128,13 @@ class FileSet {
   std::vector<Entry> files_;
 };
 
-// Copies of several ranges, each read through `files`. Every missing range comes back in
-// one need_bytes error (one round trip, not one per range). Copied, because reading one
-// range of a sparse source may coalesce chunks and end an earlier view.
+// Ok when every range can be read now; else one need_bytes error naming every missing
+// range (one round trip, not one per range).
+Status require_ranges(FileSet& files, std::span<const ByteRange> ranges);
+
+// Copies of several ranges, each read through `files`; need_bytes as require_ranges.
+// Copied, because reading one range of a sparse source may coalesce chunks and end an
+// earlier view.
 Result<std::vector<std::vector<uint8_t>>> read_copies(FileSet& files, std::span<const ByteRange> ranges);
 
 // Ranges of one need_bytes round closer than this are asked for as one. Over HTTP a
