@@ -436,6 +436,9 @@ export interface ForgetOptions {
   bits?: 2 | 3 | 4 | 5 | 6 | 8;
   /** mlx: weights per scale and bias, 32, 64 or 128 (default 64). */
   groupSize?: 32 | 64 | 128;
+  /** mlx: mx.quantize's mode (default 'affine'); mxfp4 (4 bits, group 32), nvfp4 (4 bits, group 16) and mxfp8
+   *  (8 bits, group 32) take only their own bits and group size. */
+  mode?: 'affine' | 'mxfp4' | 'nvfp4' | 'mxfp8';
   /** Name globs kept as stored. */
   skip?: string | string[];
   /** Name globs quantized instead of the producer's own choice. */

@@ -270,7 +270,7 @@ export class Model {
   }
 
   /** Quantizes the model as the scheme's producer would (`scheme`: 'nf4', 'fp4', 'int8',
-   *  'mlx', ...; `blocksize`, `doubleQuant` for nf4 / fp4; `bits`, `groupSize` for mlx; `skip` / `only` name globs, `strict`) and streams it to
+   *  'mlx', ...; `blocksize`, `doubleQuant` for nf4 / fp4; `bits`, `groupSize`, `mode` ('affine', 'mxfp4', 'nvfp4', 'mxfp8') for mlx; `skip` / `only` name globs, `strict`) and streams it to
    *  `sink`: one safetensors file, or with `openShard(name)` (or in Node a folder path)
    *  a folder holding model.safetensors and config.json with the producer's
    *  quantization_config. `to: 'gguf'` with a llama-quantize file type as `scheme`
@@ -282,7 +282,7 @@ export class Model {
    *  and weights to follow; with `reuseScales` its scales too. */
   async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, imatrix, imatrixName,
     includeWeights, excludeWeights, allowRequantize = false, ggufKv,
-    ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, skip, only, shards, maxShardSize, splitMaxSize,
+    ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, mode, skip, only, shards, maxShardSize, splitMaxSize,
     splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, threads, openShard, onProgress,
     signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
@@ -302,7 +302,7 @@ export class Model {
       allowRequantize,
       outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, torchThreads: torchThreads ?? null, bits: bits ?? null,
-      groupSize: groupSize ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
+      groupSize: groupSize ?? null, mode: mode ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
       splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),
       like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales, threads: threads ?? null,
     };

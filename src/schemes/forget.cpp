@@ -28,7 +28,7 @@ constexpr std::array kSchemes = {
     ForgetSchemeRow{"fp8-tensor"sv, "compressed-tensors float-quantized, per tensor (llm-compressor)"sv, true},
     ForgetSchemeRow{"mxfp4"sv, "transformers quantize_to_mxfp4 (OCP MX FP4, gpt-oss _blocks/_scales)"sv, true},
     ForgetSchemeRow{"nvfp4"sv, "compressed-tensors nvfp4-pack-quantized (llm-compressor NVFP4A16)"sv, true},
-    ForgetSchemeRow{"mlx"sv, "MLX mx.quantize (affine; mlx-lm weight/scales/biases)"sv, true},
+    ForgetSchemeRow{"mlx"sv, "MLX mx.quantize (affine, mxfp4, nvfp4, mxfp8; mlx-lm weight/scales[/biases])"sv, true},
 };
 
 }  // namespace
@@ -43,8 +43,9 @@ Status no_bnb_settings(const ForgetSettings& s) {
 bool is_forgettable_dtype(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
 Result<std::unique_ptr<Forgetter>> make_forgetter(const ForgetSettings& s) {
-  if ((s.bits || s.group_size) && (s.gguf || s.scheme != "mlx")) {
-    return make_error(ErrorCode::invalid_argument, (s.bits ? "bits" : "group size") + std::string(": only mlx takes it, not ") + s.scheme);
+  if ((s.bits || s.group_size || !s.mode.empty()) && (s.gguf || s.scheme != "mlx")) {
+    const char* key = s.bits ? "bits" : s.group_size ? "group size" : "mode";
+    return make_error(ErrorCode::invalid_argument, key + std::string(": only mlx takes it, not ") + s.scheme);
   }
   if (s.gguf) return make_gguf_forgetter(s);
   for (const auto& row : kSchemes) {

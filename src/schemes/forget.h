@@ -36,6 +36,7 @@ struct ForgetSettings {
   uint32_t torch_threads = 1;
   uint32_t bits = 0;           // mlx: 0 = the producer's default (4)
   uint64_t group_size = 0;     // mlx: 0 = the producer's default (64)
+  std::string mode;            // mlx: mx.quantize's mode (kMlxModes); empty = "affine"
   // mxfp4: every weight is in the nn.Linear orientation [..., out, in], as remember writes
   // it (--like); false: gpt-oss expert parameters are transformers' [E, in, out].
   bool linear_orientation = false;

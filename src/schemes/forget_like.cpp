@@ -12,12 +12,14 @@
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "kernels/lethe/mlx_encode.h"
+#include "kernels/lethe/mlx_fp_encode.h"
 #include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/quant/bnb.h"
 #include "kernels/quant/fp4.h"
 #include "kernels/quant/fp8.h"
 #include "kernels/quant/mlx.h"
+#include "kernels/quant/mlx_fp.h"
 #include "schemes/bnb_state.h"
 #include "schemes/forget_gguf.h"
 #include "schemes/forget_util.h"
@@ -42,6 +44,7 @@ struct LikeWeight {
   std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale; mxfp4: its E8M0 scales; mlx: scales
   std::vector<uint8_t> biases;       // mlx: REF's biases (scale_dtype, as the scales)
   float global_scale = 1.0f;         // nvfp4: REF's weight_global_scale
+  quant::MlxFpMode fp_mode = quant::MlxFpMode::mxfp4;  // mlx with settings.mode set
 };
 
 float f32_at(const std::vector<uint8_t>& b, size_t i) {
@@ -131,6 +134,18 @@ class ReuseOp final : public EncodeOp {
       lethe::mxfp4_quantize_rows(values.data(), r1 - r0, cols_, out, scales.data(), true);
       quant::dequantize_mxfp4_rows({r1 - r0, cols_ / 32}, out, scales.data(), 0, r1 - r0, DType::F32,
                                    reinterpret_cast<uint8_t*>(back.data()));
+      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+    } else if (w.scheme == "mlx" && !w.settings.mode.empty()) {
+      // A floating-point mode: REF's U8 scales, the codes in the input's dtype as mx.quantize's.
+      const auto& f = quant::mlx_fp_format(w.fp_mode);
+      const uint64_t row_bytes = cols_ * f.bits / 8, r0 = begin / row_bytes, r1 = end / row_bytes;
+      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * (cols_ / f.group_size)),
+                                  w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * (cols_ / f.group_size)));
+      lethe::mlx_fp_quantize_rows(w.fp_mode, values.data(), r1 - r0, cols_, from, out, scales.data(), true);
+      quant::dequantize_mlx_fp_rows(w.fp_mode, cols_, out, scales.data(), 0, r1 - r0, DType::F32,
+                                    reinterpret_cast<uint8_t*>(back.data()));
       for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
     } else if (w.scheme == "mlx") {
       const uint32_t bits = w.settings.bits;
@@ -251,7 +266,7 @@ class LikeForgetter final : public Forgetter {
  private:
   const Forgetter* own(const LikeWeight& w) const {
     auto key = w.scheme + "/" + std::to_string(w.settings.blocksize) + "/" + (w.settings.double_quant ? "1" : "0") +
-               "/" + std::to_string(w.settings.bits) + "/" + std::to_string(w.settings.group_size);
+               "/" + std::to_string(w.settings.bits) + "/" + std::to_string(w.settings.group_size) + "/" + w.settings.mode;
     auto it = own_.find(key);
     if (it == own_.end()) it = own_.emplace(key, std::move(make_forgetter(w.settings)).value()).first;
     return it->second.get();
@@ -342,6 +357,21 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
         w->settings.bits = static_cast<uint32_t>(q.shape.back() * 32 / l.shape.back());
         w->settings.group_size = l.shape.back() / sc.shape.back();
         w->scale_dtype = sc.dtype;
+      }
+    } else if (l.scheme == "mlx" && part.count("scales") && !l.shape.empty() && l.shape.back()) {
+      // A floating-point mode (U8 scales, no biases): bits and group size tell which.
+      const TensorRecord& q = ref.tensors[part["weight"]];
+      const TensorRecord& sc = ref.tensors[part["scales"]];
+      for (auto fp : {quant::MlxFpMode::mxfp4, quant::MlxFpMode::nvfp4, quant::MlxFpMode::mxfp8}) {
+        const auto& f = quant::mlx_fp_format(fp);
+        if (sc.dtype == DType::U8 && !sc.shape.empty() && q.shape.back() * 32 == l.shape.back() * f.bits &&
+            sc.shape.back() * f.group_size == l.shape.back()) {
+          w->scheme = "mlx";
+          w->fp_mode = fp;
+          w->settings.mode = f.name;
+          w->settings.bits = f.bits;
+          w->settings.group_size = f.group_size;
+        }
       }
     }
     if (w->scheme.empty()) {

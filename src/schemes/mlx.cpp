@@ -1,6 +1,6 @@
 // MLX weights (mlx-lm checkpoints): `<base>.weight` U32 codes with `.scales`, plus
 // `.biases` in the affine mode; U8 scales and no biases in MLX's floating-point modes
-// (mxfp4, nvfp4, mxfp8), which reuse the MXFP4 / NVFP4 / FP8 kernels. Weights may have
+// (mxfp4, nvfp4, mxfp8: kernels/quant/mlx_fp.h, MLX's own E4M3). Weights may have
 // leading dimensions (stacked experts, [experts, out, words]). Mode, bits and group size
 // from config.json's "quantization" (defaults, and per-layer entries keyed by module path);
 // affine bits and group size from the shapes only when exactly one pair fits.
@@ -13,6 +13,7 @@
 #include "kernels/quant/fp4.h"
 #include "kernels/quant/fp8.h"
 #include "kernels/quant/mlx.h"
+#include "kernels/quant/mlx_fp.h"
 #include "schemes/context.h"
 #include "schemes/util.h"
 
@@ -66,31 +67,25 @@ constexpr ModeInfo kModes[] = {
 };
 
 // mx.dequantize of the floating-point modes (mlx/ops.cpp fp_dequantize, default dtype
-// BF16): code value times scale, each exact in BF16 and F32, the product rounded once.
-// That is the MXFP4 kernel (the same nibble order: the U32 words' little-endian bytes,
-// low nibble first), the NVFP4 kernel in compressed-tensors' arithmetic with a global
-// scale of 1 (code 8 is -0.0 in MLX's table too), and the FP8 kernel with E8M0 scales.
+// BF16): code value times scale, each exact in BF16 and F32, the product rounded once
+// (kernels/quant/mlx_fp.h: MLX's E4M3 has no NaN, 0x7F is 480, unlike OCP's). The
+// MXFP4 / NVFP4 / FP8 kernels' checks validate the shapes.
 // docs/formats/quantized/mlx.md, "Floating-point modes".
 class MlxFpOp final : public SchemeOp {
  public:
-  MlxFpOp(const ModeInfo& mode, uint64_t rows, uint64_t cols, ByteRange weight, ByteRange scales)
-      : mode_(mode), rows_(rows), cols_(cols), weight_(weight), scales_(scales) {}
+  MlxFpOp(const ModeInfo& mode, uint64_t cols, ByteRange weight, ByteRange scales)
+      : mode_(mode), cols_(cols), weight_(weight), scales_(scales) {}
   std::vector<ByteRange> inputs(uint64_t b, uint64_t e) const override {
     return {rows_of(weight_, cols_ * mode_.bits / 8, b, e),
             rows_of(scales_, cols_ / static_cast<uint64_t>(mode_.group_size), b, e)};
   }
   Status run(std::span<const std::span<const uint8_t>> in, uint64_t b, uint64_t e, DType to,
              uint8_t* out) const override {
-    switch (mode_.mode) {
-      case MlxMode::mxfp4:
-        quant::dequantize_mxfp4_rows(mxfp4(rows_, cols_), in[0].data(), in[1].data(), b, e, to, out);
-        break;
-      case MlxMode::nvfp4:
-        quant::dequantize_nvfp4_rows(nvfp4(rows_, cols_), in[0].data(), in[1].data(), b, e, to, out);
-        break;
-      default:  // mxfp8: the slices hold rows [0, e - b) of a grid that many rows tall
-        quant::dequantize_fp8_rows(mxfp8(e - b, cols_), in[0].data(), in[1].data(), 0, e - b, to, out);
-    }
+    // The slices hold rows [0, e - b).
+    const quant::MlxFpMode fp = mode_.mode == MlxMode::mxfp4   ? quant::MlxFpMode::mxfp4
+                                : mode_.mode == MlxMode::nvfp4 ? quant::MlxFpMode::nvfp4
+                                                               : quant::MlxFpMode::mxfp8;
+    quant::dequantize_mlx_fp_rows(fp, cols_, in[0].data(), in[1].data(), 0, e - b, to, out);
     return {};
   }
   static quant::Mxfp4Params mxfp4(uint64_t rows, uint64_t cols) { return {rows, cols / 32}; }
@@ -112,7 +107,7 @@ class MlxFpOp final : public SchemeOp {
 
  private:
   const ModeInfo& mode_;
-  uint64_t rows_, cols_;
+  uint64_t cols_;
   ByteRange weight_, scales_;
 };
 
@@ -242,7 +237,7 @@ void detect_fp_layer(SchemeContext& ctx, LogicalTensor& l, const LayerQuant& lq,
   l.shape = leading(w.shape);
   l.shape.push_back(cols);
   l.variant = std::string(mode.variant) + (configured ? "" : " (from shapes: no config)");
-  l.op = std::make_shared<MlxFpOp>(mode, rows, cols, ctx.range(weight), ctx.range(*scales));
+  l.op = std::make_shared<MlxFpOp>(mode, cols, ctx.range(weight), ctx.range(*scales));
   ctx.claim(std::move(l));
 }
 

@@ -79,7 +79,7 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 }
 
 struct Raw {
-  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, torch_threads, threads, bits, group_size, like,
+  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, torch_threads, threads, bits, group_size, mode, like,
       output_tensor_type, token_embedding_type, imatrix;
   std::vector<std::string> gguf_kv, skip, only, tensors, include_weights, exclude_weights;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
@@ -160,6 +160,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     AMN_ASSIGN(r.blocksize, whole_number(raw.blocksize, OptionId::blocksize));
     AMN_ASSIGN(r.bits, whole_number(raw.bits, OptionId::bits));
     AMN_ASSIGN(r.group_size, whole_number(raw.group_size, OptionId::group_size));
+    r.mode = raw.mode;
     r.double_quant = raw.double_quant;
     AMN_ASSIGN(r.torch_threads, whole_number(raw.torch_threads, OptionId::torch_threads));
     r.skip = raw.skip;
@@ -255,6 +256,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[4], OptionId::torch_threads, raw.torch_threads);
   add(verbs[4], OptionId::bits, raw.bits);
   add(verbs[4], OptionId::group_size, raw.group_size);
+  add(verbs[4], OptionId::mode, raw.mode);
   add(verbs[4], OptionId::skip, raw.skip);
   add(verbs[4], OptionId::only, raw.only);
   add_flag(verbs[4], OptionId::strict, raw.strict);

@@ -10,6 +10,7 @@
 #include "core/ggml_type.h"
 #include "core/json.h"
 #include "formats/gguf/kv_input.h"
+#include "schemes/forget_mlx.h"
 
 namespace amn {
 namespace {
@@ -23,7 +24,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 42> kOptions = {{
+const std::array<OptionRow, 43> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -70,6 +71,9 @@ const std::array<OptionRow, 42> kOptions = {{
     {OptionId::bits, "bits", "--bits", "N", "mlx: bits per weight, 2, 3, 4, 5, 6 or 8 (default 4)", kAny},
     {OptionId::group_size, "groupSize", "--group-size", "N",
      "mlx: weights per scale and bias, 32, 64 or 128 (default 64)", kAny},
+    {OptionId::mode, "mode", "--mode", "MODE",
+     "mlx: mx.quantize's mode; mxfp4 (4 bits, group 32), nvfp4 (4 bits, group 16) and mxfp8 (8 bits, group 32) "
+     "take only their own bits and group size (default affine)", kMlxModes},
     {OptionId::skip, "skip", "--skip", "GLOB", "keep tensors whose names match as stored (repeatable)", kAny},
     {OptionId::only, "only", "--only", "GLOB",
      "quantize exactly the tensors whose names match, instead of the producer's choice (repeatable)", kAny},
@@ -323,6 +327,9 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       AMN_ASSIGN(r.bits, positive_integer(kv.value, OptionId::bits, surface));
     } else if (key == "groupSize") {
       AMN_ASSIGN(r.group_size, positive_integer(kv.value, OptionId::group_size, surface));
+    } else if (key == "mode") {
+      if (kv.value.get_string().get(text)) return bad(option_name(OptionId::mode, surface) + " must be a string");
+      r.mode = std::string(text);
     } else if (key == "torchThreads") {
       AMN_ASSIGN(r.torch_threads, positive_integer(kv.value, OptionId::torch_threads, surface));
     } else if (key == "doubleQuant") {
@@ -418,6 +425,7 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("groupSize");
     if (r.group_size) w.value(r.group_size);
     else w.null();
+    w.key("mode").string_or_null(r.mode);
     w.key("torchThreads");
     if (r.torch_threads) w.value(r.torch_threads);
     else w.null();
@@ -456,6 +464,7 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   // Beyond any scheme's range (mlx's largest is 8 bits, 128 a group): the scheme says so.
   s.bits = static_cast<uint32_t>(std::min<uint64_t>(r.bits, 1000));
   s.group_size = std::min<uint64_t>(r.group_size, 1u << 30);
+  s.mode = r.mode;
   s.gguf = r.to == OutputFormat::gguf;
   s.pure = r.pure;
   s.output_tensor_type = r.output_tensor_type;
@@ -493,12 +502,13 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
                " gguf)");
   }
   if (!r.like.empty()) {  // the settings are REF's (schemes/forget_like.h checks the scheme)
-    if (r.blocksize || r.double_quant || r.torch_threads || r.bits || r.group_size) {
+    if (r.blocksize || r.double_quant || r.torch_threads || r.bits || r.group_size || !r.mode.empty()) {
       const OptionId given = r.blocksize ? OptionId::blocksize
                              : r.double_quant ? OptionId::double_quant
                              : r.torch_threads ? OptionId::torch_threads
                              : r.bits         ? OptionId::bits
-                                              : OptionId::group_size;
+                             : r.group_size   ? OptionId::group_size
+                                              : OptionId::mode;
       return bad(option_name(OptionId::like, surface) + " takes the settings from the reference: leave out " +
                  option_name(given, surface));
     }
@@ -515,6 +525,8 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
       e.message = option_name(OptionId::bits, surface) + e.message.substr(4);
     } else if (e.message.rfind("group size", 0) == 0) {
       e.message = option_name(OptionId::group_size, surface) + e.message.substr(10);
+    } else if (e.message.rfind("mode", 0) == 0) {
+      e.message = option_name(OptionId::mode, surface) + e.message.substr(4);
     }
     return option_spelled(std::move(e), surface);
   }

@@ -32,7 +32,7 @@ enum class OptionId : uint8_t {
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
   split_max_tensors, imatrix, allow_requantize, include_weights, exclude_weights, torch_threads,
-  exact_names, threads,
+  exact_names, threads, mode,
 };
 
 struct OptionRow {
@@ -79,6 +79,7 @@ struct ConvertRequest {
   bool double_quant = false;
   uint64_t torch_threads = 0;  // nf4 / fp4 double quant; 0: the scheme's default (1)
   uint64_t bits = 0, group_size = 0;  // mlx; 0: the scheme's default
+  std::string mode;                   // mlx: affine, mxfp4, nvfp4, mxfp8; empty: affine
   std::vector<std::string> skip, only;
   bool strict = false;
   std::string like;           // a reference model: its scheme, settings and weights

@@ -61,6 +61,30 @@ test('forget to nf4 with double quantization: bitsandbytes\' bytes, and what was
   });
 });
 
+test('forget to mlx mxfp4 in the page: the mode hides bits and group size, MLX\'s own bytes', { timeout: 90_000 }, async (t) => {
+  const input = join(FIXTURES, 'lethe/mlx_fp/modes_bf16.input.safetensors');
+  const want = parseSafetensors(new Uint8Array(await readFile(join(FIXTURES, 'quantized/mlx/modes_bf16/model.safetensors'))));
+  const dir = await tempDir(t, 'amn-web-forget-mlx-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [{ name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: await readFile(input) }]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'mlx');
+    assert.ok(await page.isVisible('#forget-mode') && await page.isVisible('#forget-bits'), 'affine shows bits and group size');
+    await page.selectOption('#forget-mode', 'mxfp4');
+    assert.ok(!(await page.isVisible('#forget-bits')) && !(await page.isVisible('#forget-group-size')), 'mxfp4 has its own');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const got = parseSafetensors(new Uint8Array(await readFile(path)));
+    for (const n of ['model.layers.0.self_attn.q_proj.weight', 'model.layers.0.self_attn.q_proj.scales']) {
+      const a = got.header[n]; const b = want.header[n];
+      assert.ok(a, `${n} written`);
+      assert.ok(Buffer.from(got.data.subarray(...a.data_offsets)).equals(Buffer.from(want.data.subarray(...b.data_offsets))),
+        `${n}: MLX's bytes`);
+    }
+  });
+});
+
 test('forget to GGUF Q4_K in the page: a .gguf download holding ggml\'s blocks', { timeout: 90_000 }, async (t) => {
   const { ggufForgetInput, ggmlBlocks } = await import('../support/gguf_input.js');
   const dir = await tempDir(t, 'amn-web-forget-gguf-');

@@ -30,7 +30,8 @@ const INPUTS = {
   'fp8-tensor': [['lethe/fp8_ct/input.safetensors', []]],
   mxfp4: [['lethe/mxfp4/input.safetensors', ['--only', '*']]],
   nvfp4: [['lethe/nvfp4/input.safetensors', []]],
-  mlx: [['lethe/mlx/edge.input.safetensors', []], ['lethe/mlx/f16.input.safetensors', ['--bits', '3', '--group-size', '32']]],
+  mlx: [['lethe/mlx/edge.input.safetensors', []], ['lethe/mlx/f16.input.safetensors', ['--bits', '3', '--group-size', '32']],
+    ...['mxfp4', 'nvfp4', 'mxfp8'].map((mode) => ['lethe/mlx_fp/edge.input.safetensors', ['--only', '*', '--mode', mode]])],
 };
 
 const GGUF_INPUT = fx('gguf_ftype/tiny_llama_f16.gguf');

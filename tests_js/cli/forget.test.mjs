@@ -365,6 +365,63 @@ test('mlx round trip: forget(remember(REF), --like REF --reuse-scales) gives REF
   }
 });
 
+test('mlx --mode mxfp4 / nvfp4 / mxfp8: mx.quantize\'s own bytes, mlx-lm\'s config, the refused settings', () => {
+  // The inputs fixtures/quantized/mlx/modes_bf16 was made from, drawn again (fixtures/lethe/mlx_fp).
+  const input = 'lethe/mlx_fp/modes_bf16.input.safetensors', made = 'quantized/mlx/modes_bf16/model.safetensors';
+  const l0 = 'model.layers.0.', l1 = 'model.layers.1.self_attn.';
+  forgetMatches(input, made, ['--scheme', 'mlx', '--mode', 'mxfp4'], [`${l0}self_attn.q_proj.`, `${l0}mlp.switch_mlp.gate_proj.`]);
+  forgetMatches(input, made, ['--scheme', 'mlx', '--mode', 'nvfp4', '--bits', '4', '--group-size', '16'], [`${l0}self_attn.k_proj.`]);
+  forgetMatches(input, made, ['--scheme', 'mlx', '--mode', 'mxfp8'], [`${l0}self_attn.v_proj.`, `${l0}mlp.switch_mlp.up_proj.`, `${l1}v_proj.`]);
+  // Every layer MLX did not edit afterwards, each in its own mode (and affine), through --like.
+  forgetMatches(input, made, ['--like', fx(made)], [l0, `${l1}v_proj.`]);
+  const dir = scratchDir('amn-forget-mlx-fp-');
+  const out = join(dir, 'tiny');
+  const r = run('native', ['forget', fx('models/tiny-mlp'), '--scheme', 'mlx', '--mode', 'mxfp8', '-o', out, '-q']);
+  assert.equal(r.code, 0, r.err);
+  const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+  assert.deepEqual(config.quantization, { group_size: 32, bits: 8, mode: 'mxfp8' });
+  assert.deepEqual(config.quantization_config, config.quantization);
+  const t = tensorsOf(join(out, 'model.safetensors'));
+  assert.equal(t['model.embed_tokens.scales'].dtype, 'U8');
+  assert.equal(t['model.embed_tokens.biases'], undefined);
+  for (const [args, message] of [
+    [['--scheme', 'mlx', '--mode', 'mxfp4', '--bits', '8'], /--bits 8: mlx mode mxfp4 takes 4 only/],
+    [['--scheme', 'mlx', '--mode', 'nvfp4', '--group-size', '32'], /--group-size 32: mlx mode nvfp4 takes 16 only/],
+    [['--scheme', 'mlx', '--mode', 'mxfp5'], /--mode/],
+    [['--scheme', 'nf4', '--mode', 'mxfp4'], /--mode: only mlx takes it, not nf4/],
+  ]) {
+    const errs = ['native', 'node'].map((cli) => {
+      const u = run(cli, ['forget', fx('models/tiny-mlp'), ...args, '-o', join(dir, 'x')]);
+      assert.equal(u.code, 2, `${cli} ${args.join(' ')}: ${u.err}`);
+      assert.match(u.err, message);
+      return u.err;
+    });
+    assert.equal(errs[1], errs[0]);
+  }
+});
+
+test('mlx modes round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
+  // modes_bf16: mxfp4, nvfp4, mxfp8 and 4-bit affine layers, E2M1 -0.0 codes in layer 1;
+  // remembered to F32 or BF16 (every product is exact in both).
+  const dir = scratchDir('amn-forget-mlx-fp-');
+  const ref = fx('quantized/mlx/modes_bf16/model.safetensors');
+  for (const to of ['f32', 'bf16']) {
+    const back = join(dir, `back-${to}.safetensors`);
+    assert.equal(run('native', ['remember', ref, '--to', to, '-o', back, '-q']).code, 0);
+    const outs = ['native', 'node'].map((cli) => {
+      const again = join(dir, `${to}-${cli}.safetensors`);
+      const f = run(cli, ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
+      assert.equal(f.code, 0, `${cli} ${to}: ${f.err}`);
+      return again;
+    });
+    assert.deepEqual(readFileSync(outs[1]), readFileSync(outs[0]));
+    const got = tensorsOf(outs[0]);
+    for (const [name, t] of Object.entries(tensorsOf(ref))) {
+      assert.ok(got[name].bytes.equals(t.bytes), `${to} ${name}: REF's bytes`);
+    }
+  }
+});
+
 const SHARDED = join(root, 'fixtures/models/tiny-sharded');
 const INDEX = 'model.safetensors.index.json';
 

@@ -84,6 +84,21 @@ test('bad options are refused before any work; an abort stops it', async (t) => 
   assert.deepEqual(schemes.filter((s) => s.available && !s.to).map((s) => s.name), ['nf4', 'fp4', 'int8', 'fp8-block', 'fp8-channel', 'fp8-tensor', 'mxfp4', 'nvfp4', 'mlx']);
 });
 
+test('forget mlx with a mode: mx.quantize\'s bytes for mxfp4, nvfp4, mxfp8; bits the mode lacks refused', async (t) => {
+  const model = await amn.open(fx('lethe/mlx_fp/modes_bf16.input.safetensors'));
+  t.after(() => model.close());
+  const want = tensorsOf(await readFile(fx('quantized/mlx/modes_bf16/model.safetensors')));
+  for (const [mode, layer] of [['mxfp4', 'q_proj'], ['nvfp4', 'k_proj'], ['mxfp8', 'v_proj']]) {
+    const got = tensorsOf((await model.forget({ scheme: 'mlx', mode })).output);
+    for (const part of ['weight', 'scales']) {
+      const name = `model.layers.0.self_attn.${layer}.${part}`;
+      assert.ok(got[name].equals(want[name]), `${mode} ${name}: MLX's bytes`);
+    }
+  }
+  await assert.rejects(model.forget({ scheme: 'mlx', mode: 'mxfp8', bits: 4 }), { code: 'invalid_argument', message: /^bits 4: mlx mode mxfp8 takes 8 only/ });
+  await assert.rejects(model.forget({ scheme: 'mlx', mode: 'fp4' }), { code: 'invalid_argument', message: /^mode 'fp4': mlx takes affine, mxfp4, nvfp4 or mxfp8/ });
+});
+
 test('forget mlx: mx.quantize\'s bytes with bits and groupSize; bad values refused', async (t) => {
   const model = await amn.open(fx('lethe/mlx/f16.input.safetensors'));
   t.after(() => model.close());

@@ -18,7 +18,8 @@ export class ForgetPanel {
       form: $('forget-form'), scheme: $('forget-scheme'), fourBit: $('forget-4bit'),
       blocksize: $('forget-blocksize'), doubleQuant: $('forget-double-quant'), torchThreads: $('forget-torch-threads'),
       skip: $('forget-skip'),
-      mlx: $('forget-mlx'), bits: $('forget-bits'), groupSize: $('forget-group-size'),
+      mlx: $('forget-mlx'), mode: $('forget-mode'), affine: $('forget-affine'), bits: $('forget-bits'),
+      groupSize: $('forget-group-size'),
       gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'),
       includeWeights: $('forget-include-weights'), excludeWeights: $('forget-exclude-weights'),
       button: $('forget-button'), result: $('forget-result'), lethe: $('lethe'),
@@ -27,6 +28,7 @@ export class ForgetPanel {
     this.rows = [];
     this.sort = { key: 'name', dir: 1 };
     this.ui.scheme.addEventListener('change', () => this.#showSettings());
+    this.ui.mode.addEventListener('change', () => this.#showSettings());
     this.ui.form.addEventListener('submit', (event) => {
       event.preventDefault();
       this.run();
@@ -58,6 +60,8 @@ export class ForgetPanel {
     const s = this.ui.scheme.value;
     this.ui.fourBit.hidden = !(s === 'nf4' || s === 'fp4');
     this.ui.mlx.hidden = s !== 'mlx';
+    // MLX's floating-point modes take only their own bits and group size (the core says so).
+    this.ui.affine.hidden = this.ui.mode.value !== 'affine';
     this.ui.gguf.hidden = !s.startsWith('gguf:');
   }
 
@@ -68,6 +72,7 @@ export class ForgetPanel {
     const gguf = value.startsWith('gguf:');
     const scheme = gguf ? value.slice(5) : value;
     const fourBit = scheme === 'nf4' || scheme === 'fp4';
+    const affine = scheme === 'mlx' && ui.mode.value === 'affine';
     // A ggml type's row is written pure (llama-quantize --pure); a file type's row is its mix.
     const row = this.info.forgetSchemes.find((r) => (r.to ? `${r.to}:${r.name}` : r.name) === value);
     const request = {
@@ -78,8 +83,9 @@ export class ForgetPanel {
       doubleQuant: fourBit && ui.doubleQuant.checked,
       // Only with double quantization, where it changes the offset (the core refuses it otherwise).
       torchThreads: fourBit && ui.doubleQuant.checked ? Number(ui.torchThreads.value) : undefined,
-      bits: scheme === 'mlx' ? Number(ui.bits.value) : undefined,
-      groupSize: scheme === 'mlx' ? Number(ui.groupSize.value) : undefined,
+      mode: scheme === 'mlx' ? ui.mode.value : undefined,
+      bits: affine ? Number(ui.bits.value) : undefined,
+      groupSize: affine ? Number(ui.groupSize.value) : undefined,
       skip: names(ui.skip),
       // llama-quantize's --imatrix (a File: the worker reads it, the output records its name),
       // --include-weights / --exclude-weights and --allow-requantize.
