@@ -17,13 +17,13 @@
 //   node --test tests_js/browser/detail-memory.test.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { open as openFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { open as openFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { safetensorsHeader } from '../support/safetensors.js';
 import { settled, startHarness } from './harness.js';
+import { MiB, startMeasuring } from './memory.js';
 
-const MiB = 1024 * 1024;
 const BUDGET = 512 * MiB;
 const SIDE = 16384;  // 16384 × 16384 F32 = 1 GiB
 const CHUNK_ROWS = 256;  // 16 MiB written at a time
@@ -76,42 +76,6 @@ async function writeBigModel(path) {
   return { finite, mean, std: Math.sqrt(sumSq / finite - mean * mean), head: [0, 1, 2, 3, 4, 5, 6, 7].map((c) => Math.fround(base[c] / 64)) };
 }
 
-// The renderer processes of this test's browser: their command lines (NUL- or, once a
-// zygote has renamed them, space-separated) name our profile folder and --type=renderer.
-async function rendererPids(profile) {
-  const pids = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');  // '' if it ended meanwhile
-    const args = cmdline.split(/[\0 ]/);
-    if (args.includes('--type=renderer') && args.includes(`--user-data-dir=${profile}`)) pids.push(Number(name));
-  }
-  return pids;
-}
-
-async function memoryOf(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = (key) => Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))[1]) * 1024;
-  return { rss: kib('VmRSS'), peak: kib('VmHWM') };
-}
-
-// Resets every renderer's peak to its current size; returns a function that measures,
-// per renderer, how far the peak rose since, and the sum.
-async function startMeasuring(profile) {
-  const pids = await rendererPids(profile);
-  assert.ok(pids.length > 0, 'no renderer process');
-  const before = new Map();
-  for (const pid of pids) {
-    await writeFile(`/proc/${pid}/clear_refs`, '5');  // 5: reset the peak RSS to the current RSS
-    before.set(pid, (await memoryOf(pid)).rss);
-  }
-  return async () => {
-    const growth = [];
-    for (const [pid, rss] of before) growth.push({ pid, rss, growth: (await memoryOf(pid)).peak - rss });
-    return { growth, total: growth.reduce((a, g) => a + Math.max(0, g.growth), 0) };
-  };
-}
-
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'amn-detail-memory-'));
   file = join(dir, 'big.safetensors');
@@ -146,8 +110,8 @@ test('the detail of a 1 GiB tensor never holds it: bounded tab growth, progress,
     await progressed(page);
     assert.match(await page.textContent('#tensor-detail .detail-status'), /Reading model\.embed_tokens\.weight: \d+% \(statistics, step \d+ of \d+\)/);
     await page.waitForFunction(() => !document.getElementById('tensor-detail').hasAttribute('aria-busy'), null, { timeout: 280_000 });
-    const { growth, total } = await measure();
-    t.diagnostic(`renderer growth: ${growth.map((g) => `pid ${g.pid}: ${(g.growth / MiB).toFixed(1)} MiB over ${(g.rss / MiB).toFixed(1)} MiB`).join('; ')}; total ${(total / MiB).toFixed(1)} MiB`);
+    const { total, line } = await measure();
+    t.diagnostic(line);
 
     const shown = await page.evaluate(() => {
       const detail = document.getElementById('tensor-detail');
