@@ -152,19 +152,10 @@ void write_file(const std::string& path, const void* data, size_t size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint64_t rows = 4096, cols = 11008;
-  std::string write_dir;
-  std::vector<uint64_t> dims;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg == "--write-inputs" && a + 1 < argc) write_dir = argv[++a];
-    else dims.push_back(std::strtoull(arg.c_str(), nullptr, 10));
-  }
-  if (dims.size() == 2) rows = dims[0], cols = dims[1];
-  if (rows == 0 || rows % 128 != 0 || cols % 128 != 0) {
-    std::fprintf(stderr, "bench_forget: rows and cols must be multiples of 128\n");
-    return 2;
-  }
+  amn::bench::BenchArgs args;
+  if (!amn::bench::parse_bench_args(argc, argv, "bench_forget", 128, args)) return 2;
+  const uint64_t rows = args.rows, cols = args.cols;
+  const std::string& write_dir = args.write_dir;
   const uint64_t n = rows * cols;
   constexpr int kRuns = 5;
 

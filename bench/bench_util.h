@@ -92,6 +92,29 @@ inline std::vector<uint8_t> random_bytes(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// The layer benches' command line: `[rows cols] [--write-inputs DIR]` (default 4096 ×
+// 11008). False, after a message, when rows are not a multiple of row_multiple or cols
+// of 128.
+struct BenchArgs {
+  uint64_t rows = 4096, cols = 11008;
+  std::string write_dir;
+};
+inline bool parse_bench_args(int argc, char** argv, const char* program, uint64_t row_multiple, BenchArgs& args) {
+  std::vector<uint64_t> dims;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--write-inputs" && a + 1 < argc) args.write_dir = argv[++a];
+    else dims.push_back(std::strtoull(arg.c_str(), nullptr, 10));
+  }
+  if (dims.size() == 2) args.rows = dims[0], args.cols = dims[1];
+  if (args.rows == 0 || args.rows % row_multiple != 0 || args.cols % 128 != 0) {
+    std::fprintf(stderr, "%s: rows must be a multiple of %llu, cols of 128\n", program,
+                 static_cast<unsigned long long>(row_multiple));
+    return false;
+  }
+  return true;
+}
+
 // `program [rows cols] [--write-inputs DIR]`: one table row per case (Melem/s under every
 // implementation, then memcpy of the BF16 output), each output checked against the scalar
 // reference's; with DIR, each case's parts and the reference's BF16 output are written
@@ -100,20 +123,10 @@ inline std::vector<uint8_t> random_bytes(size_t n, std::mt19937& rng) {
 // kernel fails, 2 for bad arguments.
 inline int run_quant_bench(int argc, char** argv, const char* program, const char* title, uint64_t row_multiple,
                            const std::function<std::vector<QuantCase>(uint64_t rows, uint64_t cols)>& make_cases) {
-  uint64_t rows = 4096, cols = 11008;
-  std::string write_dir;
-  std::vector<uint64_t> dims;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg == "--write-inputs" && a + 1 < argc) write_dir = argv[++a];
-    else dims.push_back(std::strtoull(arg.c_str(), nullptr, 10));
-  }
-  if (dims.size() == 2) rows = dims[0], cols = dims[1];
-  if (rows == 0 || rows % row_multiple != 0 || cols % 128 != 0) {
-    std::fprintf(stderr, "%s: rows must be a multiple of %llu, cols of 128\n", program,
-                 static_cast<unsigned long long>(row_multiple));
-    return 2;
-  }
+  BenchArgs args;
+  if (!parse_bench_args(argc, argv, program, row_multiple, args)) return 2;
+  const uint64_t rows = args.rows, cols = args.cols;
+  const std::string& write_dir = args.write_dir;
   const size_t n = static_cast<size_t>(rows * cols);
   constexpr int kRuns = 5;
   auto cases = make_cases(rows, cols);
