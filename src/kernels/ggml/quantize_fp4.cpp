@@ -1,7 +1,10 @@
 // MXFP4 and NVFP4 encoders: ggml's quantize_row_mxfp4_ref / quantize_row_nvfp4_ref (which
-// quantize_mxfp4 / quantize_nvfp4 call; neither reads an imatrix).
+// quantize_mxfp4 / quantize_nvfp4 call; neither reads an imatrix). Unless the reference is
+// forced (kernels/cast.h: AMN_FORCE_IMPL=scalar), the Highway kernels of
+// quantize_fp4_simd.cpp write the same bytes.
 #include <cmath>
 
+#include "kernels/ggml/quantize_fp4_simd.h"
 #include "kernels/ggml/quantize_iq.h"
 #include "kernels/ggml/quantize_iq_common.h"
 
@@ -27,6 +30,13 @@ uint8_t best_index_fp4(float x, float e) {
 // floor only depends on whether log2 rounds up to the next integer, which the double
 // log2 rounded to F32 decides as a correctly rounded log2f does.
 float floor_log2(float amax) { return std::floor(float(std::log2(double(amax)))); }
+
+}  // namespace
+
+uint8_t mxfp4_exponent(float amax) {
+  // (uint8_t)float in C: GCC on x86-64 truncates to int32 and keeps the low byte.
+  return amax > 0.0f ? uint8_t(trunc_to_i32(floor_log2(amax) - 2 + 127)) : 0;
+}
 
 // ggml_fp32_to_ue4m3: x > 0 to unsigned E4M3 (bias 7), saturating at 0x7E (448);
 // rounding adds the first dropped mantissa bit (half up); subnormals round x * 2^9.
@@ -55,21 +65,21 @@ uint8_t f32_to_ue4m3(float x) {
   return uint8_t((ue4m3_exp << 3) | ue4m3_man);
 }
 
-}  // namespace
-
 // Per 32: the shared exponent e = floor(log2(amax)) - 2 + 127 (so amax lands near the top
 // code 6 = kvalue 12 / 2), then each element's nearest code at d = 2^(e - 128).
 size_t quantize_mxfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
   constexpr int qk = 32;
   const int64_t nb = nrows * (n_per_row / qk);
+  if (!reference_impl_forced() && quantize_fp4_simd(GgmlType::MXFP4, src, static_cast<uint8_t*>(dst), size_t(nb))) {
+    return size_t(nb) * sizeof(block_mxfp4);
+  }
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * qk;
     float amax = 0.0f;
     for (int j = 0; j < qk; ++j) {
       if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
     }
-    // (uint8_t)float in C: GCC on x86-64 truncates to int32 and keeps the low byte.
-    const uint8_t e = amax > 0.0f ? uint8_t(trunc_to_i32(floor_log2(amax) - 2 + 127)) : 0;
+    const uint8_t e = mxfp4_exponent(amax);
     const float d = e8m0_to_f32_half(e);
     block_mxfp4 b{};
     b.e = e;
@@ -86,6 +96,9 @@ size_t quantize_mxfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_
 size_t quantize_nvfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
   constexpr int qk = 64, qk_sub = 16;
   const int64_t nb = nrows * (n_per_row / qk);
+  if (!reference_impl_forced() && quantize_fp4_simd(GgmlType::NVFP4, src, static_cast<uint8_t*>(dst), size_t(nb))) {
+    return size_t(nb) * sizeof(block_nvfp4);
+  }
   for (int64_t i = 0; i < nb; ++i) {
     block_nvfp4 b{};
     for (int s = 0; s < qk / qk_sub; ++s) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cast.h"
 #include "kernels/ggml/blocks.h"
 #include "kernels/ggml/quantize.h"
 #include "kernels/ggml/quantize_rows.h"
@@ -122,12 +123,18 @@ void q3_k_put_scale(block_q3_K& y, int j, int l) {
   y.scales[j % 4 + 8] = static_cast<uint8_t>(y.scales[j % 4 + 8] | (l << (2 * (j / 4))));
 }
 
-// Requantizes with the stored scales, splits off the high bits and packs.
+// Requantizes with the stored scales, splits off the high bits and packs (the Highway
+// kernel unless the reference is forced: kernels/cast.h, AMN_FORCE_IMPL=scalar).
 void q3_k_finish(const float* x, block_q3_K& y, int8_t* L) {
+  float dsub[QK_K / 16];
   for (int j = 0; j < QK_K / 16; ++j) {
     int8_t sc = static_cast<int8_t>(j < 8 ? y.scales[j] & 0xF : y.scales[j - 8] >> 4);
     sc = static_cast<int8_t>((sc | (((y.scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
-    float d = fp16_to_fp32(y.d) * sc;
+    dsub[j] = fp16_to_fp32(y.d) * sc;
+  }
+  if (!reference_impl_forced() && q3_k_finish_simd(x, dsub, L, y.hmask, y.qs)) return;
+  for (int j = 0; j < QK_K / 16; ++j) {
+    const float d = dsub[j];
     if (!d) continue;
     for (int ii = 0; ii < 16; ++ii) {
       int l = nearest_int(x[16 * j + ii] / d);

@@ -14,6 +14,29 @@
 
 #include "hwy/highway.h"
 #include "kernels/ggml/quantize_search.h"
+#include "kernels/ggml/quantize_simd-inl.h"
+
+#ifndef AMN_KERNELS_GGML_QUANTIZE_K_SIMD_LOOPS
+#define AMN_KERNELS_GGML_QUANTIZE_K_SIMD_LOOPS
+// The scalar searches block after block: Highway's one-lane target, and every target
+// when the reference is forced (the wrappers at the end of this file).
+namespace amn::ggml::scalar_loops {
+inline void qkx(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L, float* scales,
+                float* the_mins, float rmin, float rdelta, int nstep, bool use_mad, bool qkx3) {
+  uint8_t Laux[32];
+  const auto search = qkx3 ? make_qkx3_quants : make_qkx2_quants;
+  for (int k = 0; k < count; ++k) {
+    scales[k] = search(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], Laux, rmin, rdelta, nstep, use_mad);
+  }
+}
+inline void qx(int count, int n, int nmax, const float* x, const float* qw, int8_t* L, float* scales) {
+  for (int k = 0; k < count; ++k) scales[k] = make_qx_quants(n, nmax, x + k * n, L + k * n, 1, qw ? qw + k * n : nullptr);
+}
+inline void q3(int count, int n, int nmax, const float* x, int8_t* L, float* scales) {
+  for (int k = 0; k < count; ++k) scales[k] = make_q3_quants(n, nmax, x + k * n, L + k * n, true);
+}
+}  // namespace amn::ggml::scalar_loops
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace amn {
@@ -38,11 +61,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
                                 float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
                                 float rdelta, int nstep, bool use_mad, bool qkx3) {
 #if HWY_TARGET == HWY_SCALAR
-  uint8_t Laux[32];
-  for (int k = 0; k < count; ++k) {
-    const auto search = qkx3 ? make_qkx3_quants : make_qkx2_quants;
-    scales[k] = search(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], Laux, rmin, rdelta, nstep, use_mad);
-  }
+  scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, qkx3);
 #else
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -152,9 +171,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
 HWY_NOINLINE void QxSubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
                               const float* HWY_RESTRICT qw, int8_t* HWY_RESTRICT L, float* HWY_RESTRICT scales) {
 #if HWY_TARGET == HWY_SCALAR
-  for (int k = 0; k < count; ++k) {
-    scales[k] = make_qx_quants(n, nmax, x + k * n, L + k * n, 1, qw ? qw + k * n : nullptr);
-  }
+  scalar_loops::qx(count, n, nmax, x, qw, L, scales);
 #else
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -241,7 +258,7 @@ HWY_NOINLINE void QxSubBlocks(int count, int n, int nmax, const float* HWY_RESTR
 HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x, int8_t* HWY_RESTRICT L,
                               float* HWY_RESTRICT scales) {
 #if HWY_TARGET == HWY_SCALAR
-  for (int k = 0; k < count; ++k) scales[k] = make_q3_quants(n, nmax, x + k * n, L + k * n, true);
+  scalar_loops::q3(count, n, nmax, x, L, scales);
 #else
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -316,6 +333,41 @@ HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTR
 #endif
 }
 
+// Q3_K's per-value pass (q3_k_finish_simd in quantize_search.h). Each value's division
+// and rounding are independent of the others (IEEE division, ggml's nearest_int bits),
+// so lanes run along the sub-blocks; lane l of the loop below is element l of each run
+// of 32, whose levels share hmask[l] (bit e / 32 for element e) and, per 128, qs's byte.
+HWY_NOINLINE bool Q3KFinish(const float* HWY_RESTRICT x, const float* HWY_RESTRICT dsub,
+                            const int8_t* HWY_RESTRICT L, uint8_t* HWY_RESTRICT hmask, uint8_t* HWY_RESTRICT qs) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)x, (void)dsub, (void)L, (void)hmask, (void)qs;
+  return false;
+#else
+  const DF d;
+  const DI di;
+  const hn::Rebind<int8_t, DI> d8;
+  const int N = static_cast<int>(hn::Lanes(d));
+  const auto lo = hn::Set(di, -4), hi = hn::Set(di, 3), four = hn::Set(di, 4), three = hn::Set(di, 3);
+  for (int l = 0; l < 32; l += N) {
+    auto hm = hn::Zero(di);
+    for (int run = 0; run < 2; ++run) {
+      auto q = hn::Zero(di);
+      for (int k = 0; k < 4; ++k) {
+        const int e = 128 * run + 32 * k + l;  // N <= 16 lanes: one sub-block
+        const float ds = dsub[e / 16];
+        const auto level = ds ? hn::Add(hn::Min(hi, hn::Max(lo, NearestInt(d, hn::Div(hn::LoadU(d, x + e), hn::Set(d, ds))))), four)
+                              : hn::PromoteTo(di, hn::LoadU(d8, L + e));
+        q = hn::Or(q, hn::ShiftLeftSame(hn::And(level, three), 2 * k));
+        hm = hn::Or(hm, hn::ShiftLeftSame(hn::ShiftRight<2>(level), 4 * run + k));
+      }
+      StoreLowBytes(q, qs + 32 * run + l);
+    }
+    StoreLowBytes(hm, hmask + l);
+  }
+  return true;
+#endif
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ggml
@@ -323,31 +375,48 @@ HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTR
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "kernels/cast.h"
+
 namespace amn {
 namespace ggml {
 
 HWY_EXPORT(Qkx2SubBlocks);
 HWY_EXPORT(QxSubBlocks);
 HWY_EXPORT(Q3SubBlocks);
+HWY_EXPORT(Q3KFinish);
 
+// With the reference forced (kernels/cast.h: AMN_FORCE_IMPL=scalar), each wrapper runs
+// the scalar search block by block, as Highway's one-lane target does.
 void make_qkx2_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
                              float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad) {
+  if (reference_impl_forced()) {
+    return scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, false);
+  }
   HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad,
                                       false);
 }
 
 void make_qkx3_quants_blocks(int count, int n, int nmax, const float* x, const float* weights, uint8_t* L,
                              float* scales, float* the_mins, float rmin, float rdelta, int nstep, bool use_mad) {
+  if (reference_impl_forced()) {
+    return scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, true);
+  }
   HWY_DYNAMIC_DISPATCH(Qkx2SubBlocks)(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad,
                                       true);
 }
 
 void make_qx_quants_blocks(int count, int n, int nmax, const float* x, const float* qw, int8_t* L, float* scales) {
+  if (reference_impl_forced()) return scalar_loops::qx(count, n, nmax, x, qw, L, scales);
   HWY_DYNAMIC_DISPATCH(QxSubBlocks)(count, n, nmax, x, qw, L, scales);
 }
 
 void make_q3_quants_blocks(int count, int n, int nmax, const float* x, int8_t* L, float* scales) {
+  if (reference_impl_forced()) return scalar_loops::q3(count, n, nmax, x, L, scales);
   HWY_DYNAMIC_DISPATCH(Q3SubBlocks)(count, n, nmax, x, L, scales);
+}
+
+bool q3_k_finish_simd(const float* x, const float* dsub, const int8_t* L, uint8_t* hmask, uint8_t* qs) {
+  return HWY_DYNAMIC_DISPATCH(Q3KFinish)(x, dsub, L, hmask, qs);
 }
 
 }  // namespace ggml

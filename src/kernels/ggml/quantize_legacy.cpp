@@ -1,13 +1,18 @@
 // ggml's encoders for the legacy blocks of 32 (ggml-quants.c: quantize_row_<type>_ref
 // without an importance matrix, quantize_row_<type>_impl with one), statement by
 // statement; the casts to narrow integers go through trunc_to_i32 (quantize_search.h).
+// Unless the reference is forced (kernels/cast.h: AMN_FORCE_IMPL=scalar), rows without a
+// matrix go to the Highway kernels (quantize_legacy_simd.cpp), and with one the searches
+// run one block per lane (make_qx_quants_blocks, make_qkx3_quants_blocks): the same bytes.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cast.h"
 #include "kernels/ggml/blocks.h"
 #include "kernels/ggml/quantize.h"
+#include "kernels/ggml/quantize_legacy_simd.h"
 #include "kernels/ggml/quantize_rows.h"
 #include "kernels/ggml/quantize_search.h"
 
@@ -122,24 +127,14 @@ void q8_0_ref(const float* x, block_q8_0& y) {
   for (int j = 0; j < QK; ++j) y.qs[j] = static_cast<int8_t>(trunc_to_i32(std::round(x[j] * id)));
 }
 
-void q4_0_impl(const float* x, block_q4_0& y, const float* qw, float sigma2) {
-  float weight[QK];
-  int8_t L[QK];
-  block_weights(x, qw, sigma2, weight);
-  const float d = make_qx_quants(QK, 8, x, L, 1, weight);
-  y.d = fp32_to_fp16(d);
-  for (int j = 0; j < 16; ++j) y.qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
-}
+// ggml's quantize_row_<type>_impl on up to kLanesBlocks blocks of a row at once: each
+// block's weights (the importance times sqrt(sigma2 + x^2)), then the blocks' searches
+// one per lane. Q4_0 and Q5_0: make_qx_quants (levels -nmax..nmax-1 stored plus nmax);
+// Q4_1 and Q5_1: make_qkx3_quants (levels 0..nmax, a min).
+constexpr int kLaneBlocks = 16;
 
 template <class Block>
-void qx_1_impl(const float* x, Block& y, const float* qw, float sigma2, int nmax) {
-  float weight[QK];
-  uint8_t L[QK], Laux[QK];
-  block_weights(x, qw, sigma2, weight);
-  float min;
-  const float d = make_qkx3_quants(QK, nmax, x, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
-  y.d = fp32_to_fp16(d);
-  y.m = fp32_to_fp16(-min);
+void store_levels(const uint8_t* L, Block& y) {
   if constexpr (requires { y.qh; }) {
     pack_q5(L, y);
   } else {
@@ -147,55 +142,79 @@ void qx_1_impl(const float* x, Block& y, const float* qw, float sigma2, int nmax
   }
 }
 
-void q5_0_impl(const float* x, block_q5_0& y, const float* qw, float sigma2) {
-  float weight[QK];
-  int8_t L[QK];
-  block_weights(x, qw, sigma2, weight);
-  const float d = make_qx_quants(QK, 16, x, L, 1, weight);
-  y.d = fp32_to_fp16(d);
-  uint8_t U[QK];
-  for (int j = 0; j < QK; ++j) U[j] = static_cast<uint8_t>(L[j]);
-  pack_q5(U, y);
+template <class Block, bool kHasMin, int kNmax>
+void impl_blocks(const float* x, uint8_t* out, int count, const float* qw, float sigma2) {
+  float weight[kLaneBlocks * QK], scales[kLaneBlocks], mins[kLaneBlocks];
+  uint8_t L[kLaneBlocks * QK];
+  for (int k = 0; k < count; ++k) block_weights(x + k * QK, qw + k * QK, sigma2, weight + k * QK);
+  if constexpr (kHasMin) {
+    make_qkx3_quants_blocks(count, QK, kNmax, x, weight, L, scales, mins, -0.9f, 0.05f, 36, false);
+  } else {
+    make_qx_quants_blocks(count, QK, kNmax, x, weight, reinterpret_cast<int8_t*>(L), scales);
+  }
+  for (int k = 0; k < count; ++k) {
+    Block y;
+    std::memset(&y, 0, sizeof y);
+    y.d = fp32_to_fp16(scales[k]);
+    if constexpr (kHasMin) y.m = fp32_to_fp16(-mins[k]);
+    store_levels(L + k * QK, y);
+    std::memcpy(out + k * sizeof y, &y, sizeof y);
+  }
 }
 
-// ggml's quantize_<type>: the reference without weights, the weighted search with them.
-template <class Block, class Ref, class Impl>
-size_t encode(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix, Ref ref,
-              Impl impl) {
+// ggml's quantize_<type>: the reference without weights (the Highway kernel unless the
+// reference is forced), the weighted search with them.
+template <class Block, bool kHasMin, int kNmax, class Ref>
+size_t encode(GgmlType type, const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix,
+              Ref ref) {
+  const int64_t per_row = n_per_row / QK;
+  auto* out = static_cast<uint8_t*>(dst);
+  const size_t bytes = static_cast<size_t>(nrows * per_row) * sizeof(Block);
   if (!imatrix) {
+    if (!reference_impl_forced() && quantize_legacy_simd(type, src, out, static_cast<size_t>(nrows * per_row))) return bytes;
     return each_block<Block, QK>(src, dst, nrows, n_per_row,
                                  [&](const float*) { return [&](const float* x, Block& b, int64_t) { ref(x, b); }; });
   }
-  return each_block<Block, QK>(src, dst, nrows, n_per_row, [&](const float* row) {
+  if constexpr (kNmax == 0) return 0;  // Q8_0: never weighted
+  for (int64_t r = 0; r < nrows; ++r) {
+    const float* row = src + r * n_per_row;
     const float sigma2 = row_sigma2(row, n_per_row);
-    return [&, sigma2](const float* x, Block& b, int64_t i) { impl(x, b, imatrix + QK * i, sigma2); };
-  });
+    for (int64_t i = 0; i < per_row; i += kLaneBlocks) {
+      const int count = static_cast<int>(std::min<int64_t>(kLaneBlocks, per_row - i));
+      impl_blocks<Block, kHasMin, kNmax>(row + i * QK, out, count, imatrix + i * QK, sigma2);
+      out += count * sizeof(Block);
+    }
+  }
+  return bytes;
 }
 
 }  // namespace
 
+void quantize_q8_0_block(const float* x, uint8_t* out) {
+  block_q8_0 y;
+  q8_0_ref(x, y);
+  std::memcpy(out, &y, sizeof y);
+}
+
 size_t quantize_q4_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-  return encode<block_q4_0>(src, dst, nrows, n_per_row, imatrix, q4_0_ref, q4_0_impl);
+  return encode<block_q4_0, false, 8>(GgmlType::Q4_0, src, dst, nrows, n_per_row, imatrix, q4_0_ref);
 }
 
 size_t quantize_q4_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-  return encode<block_q4_1>(src, dst, nrows, n_per_row, imatrix, q4_1_ref,
-                            [](const float* x, block_q4_1& y, const float* qw, float s) { qx_1_impl(x, y, qw, s, 15); });
+  return encode<block_q4_1, true, 15>(GgmlType::Q4_1, src, dst, nrows, n_per_row, imatrix, q4_1_ref);
 }
 
 size_t quantize_q5_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-  return encode<block_q5_0>(src, dst, nrows, n_per_row, imatrix, q5_0_ref, q5_0_impl);
+  return encode<block_q5_0, false, 16>(GgmlType::Q5_0, src, dst, nrows, n_per_row, imatrix, q5_0_ref);
 }
 
 size_t quantize_q5_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-  return encode<block_q5_1>(src, dst, nrows, n_per_row, imatrix, q5_1_ref,
-                            [](const float* x, block_q5_1& y, const float* qw, float s) { qx_1_impl(x, y, qw, s, 31); });
+  return encode<block_q5_1, true, 31>(GgmlType::Q5_1, src, dst, nrows, n_per_row, imatrix, q5_1_ref);
 }
 
 // ggml ignores the importance matrix for Q8_0.
 size_t quantize_q8_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
-  return encode<block_q8_0>(src, dst, nrows, n_per_row, nullptr, q8_0_ref,
-                            [](const float*, block_q8_0&, const float*, float) {});
+  return encode<block_q8_0, false, 0>(GgmlType::Q8_0, src, dst, nrows, n_per_row, nullptr, q8_0_ref);
 }
 
 }  // namespace amn::ggml

@@ -1,10 +1,13 @@
 // Q1_0 and Q2_0 encoders: ggml's quantize_row_q1_0_ref / quantize_row_q2_0_ref, called by
 // quantize_q1_0 / quantize_q2_0 (the imatrix only changes how ggml walks the rows, not
-// the bytes, so it is ignored here).
+// the bytes, so it is ignored here). Unless the reference is forced (kernels/cast.h:
+// AMN_FORCE_IMPL=scalar), the Highway kernels (quantize_low_bit_simd.cpp) write the same
+// bytes.
 #include <cmath>
 
 #include "kernels/ggml/quantize_iq.h"
 #include "kernels/ggml/quantize_iq_common.h"
+#include "kernels/ggml/quantize_low_bit_simd.h"
 
 namespace amn::ggml {
 
@@ -12,6 +15,9 @@ namespace amn::ggml {
 size_t quantize_q1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
   constexpr int qk = 128;
   const int64_t nb = nrows * (n_per_row / qk);
+  if (!reference_impl_forced() && quantize_low_bit_simd(GgmlType::Q1_0, src, static_cast<uint8_t*>(dst), size_t(nb))) {
+    return size_t(nb) * sizeof(block_q1_0);
+  }
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * qk;
     float sum_abs = 0.0f;
@@ -30,6 +36,9 @@ size_t quantize_q1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_r
 size_t quantize_q2_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
   constexpr int qk = 64;
   const int64_t nb = nrows * (n_per_row / qk);
+  if (!reference_impl_forced() && quantize_low_bit_simd(GgmlType::Q2_0, src, static_cast<uint8_t*>(dst), size_t(nb))) {
+    return size_t(nb) * sizeof(block_q2_0);
+  }
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * qk;
     float amax = 0.0f;

@@ -73,4 +73,11 @@ void make_qx_quants_blocks(int count, int n, int nmax, const float* x, const flo
 // make_q3_quants with do_rmse on `count` sub-blocks of n (at most 32).
 void make_q3_quants_blocks(int count, int n, int nmax, const float* x, int8_t* L, float* scales);
 
+// Q3_K's last pass over a super-block (quantize_k.cpp's q3_k_finish after the scales are
+// stored) with the current Highway target: dsub[j] is sub-block j's stored scale (0: the
+// search's levels L stay); each level nearest_int(x / dsub[j]) clamped to [-4, 3], plus
+// 4; the levels' bit 2 into hmask (32 bytes) and their low 2 bits into qs (64 bytes). False,
+// nothing written, on Highway's one-lane target.
+bool q3_k_finish_simd(const float* x, const float* dsub, const int8_t* L, uint8_t* hmask, uint8_t* qs);
+
 }  // namespace amn::ggml

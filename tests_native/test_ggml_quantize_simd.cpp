@@ -1,0 +1,158 @@
+// The ggml encoders' Highway paths (kernels/ggml/quantize_legacy_simd.cpp,
+// quantize_k_simd.cpp, quantize_fp4_simd.cpp, quantize_low_bit_simd.cpp,
+// quantize_iq4_simd.cpp) against the scalar restatement of ggml (AMN_FORCE_IMPL=scalar, itself
+// checked against ggml's bytes in test_ggml_quantize.cpp), byte for byte, under every
+// implementation this binary can run (amn::available_impls + force_impl), with and
+// without an importance matrix, on rows built to catch what vectorizing can change:
+// ties of magnitude between a positive and a negative value (the reference keeps the
+// first), signed zeros (a min or max of zero keeps the first zero's sign), all-zero and
+// constant blocks, subnormals, huge values whose ranges overflow, NaN and infinities,
+// values on rounding boundaries, and rows whose block counts leave partial lane groups.
+#include <catch2/catch.hpp>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/ggml_type.h"
+#include "kernels/cast.h"
+#include "kernels/ggml/quantize.h"
+
+namespace {
+
+struct RestoreImpl {
+  std::string saved{amn::active_impl_name()};
+  ~RestoreImpl() { amn::force_impl(saved); }
+};
+
+// The types whose encoders have a Highway path.
+const amn::GgmlType kSimdTypes[] = {amn::GgmlType::Q4_0, amn::GgmlType::Q4_1, amn::GgmlType::Q5_0,
+                                    amn::GgmlType::Q5_1, amn::GgmlType::Q8_0, amn::GgmlType::Q2_K,
+                                    amn::GgmlType::Q3_K, amn::GgmlType::Q4_K, amn::GgmlType::Q5_K,
+                                    amn::GgmlType::Q6_K, amn::GgmlType::MXFP4, amn::GgmlType::NVFP4,
+                                    amn::GgmlType::TQ1_0, amn::GgmlType::TQ2_0, amn::GgmlType::Q1_0,
+                                    amn::GgmlType::Q2_0, amn::GgmlType::IQ4_NL, amn::GgmlType::IQ4_XS};
+
+// Rows of 24 blocks of 32 (a lane group of 16 and 8 more), 3 of 256; 41 rows: 246 Q1_0
+// blocks, which leave a partial group of lanes (Q1_0 runs a block per lane).
+constexpr int64_t kCols = 768;
+constexpr int64_t kRows = 41;
+
+// Block `kind` of 32 values (kinds cycle along the row, shifted per row).
+void fill_block(float* x, int kind, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::uniform_int_distribution<int> pos(0, 31);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int j = 0; j < 32; ++j) x[j] = normal(rng);
+  switch (kind) {
+    case 0: break;  // weight-like
+    case 1: for (int j = 0; j < 32; ++j) x[j] = 0.0f; break;
+    case 2: for (int j = 0; j < 32; ++j) x[j] = rng() % 2 ? -0.0f : 0.0f; break;
+    case 3: {  // a largest magnitude shared by +a and -a, either first
+      const float a = 0.3f;
+      int p = pos(rng), q = pos(rng);
+      if (p == q) q = (p + 7) % 32;
+      x[p] = rng() % 2 ? a : -a;
+      x[q] = -x[p];
+      break;
+    }
+    case 4: for (int j = 0; j < 32; ++j) x[j] = std::ldexp(float(int(rng() % 2000) - 1000), -149); break;  // subnormal
+    case 5: x[pos(rng)] = rng() % 2 ? FLT_MAX : -FLT_MAX; x[pos(rng)] = rng() % 2 ? 3e38f : -3e38f; break;
+    case 6: x[pos(rng)] = nan; break;
+    case 7: x[pos(rng)] = rng() % 2 ? inf : -inf; break;
+    case 8: { const float c = normal(rng); for (int j = 0; j < 32; ++j) x[j] = c; break; }
+    case 9: {  // on the rounding boundaries of a scale of 1/8 and 1/127
+      const float s = rng() % 2 ? 1.0f / 8 : 1.0f / 127;
+      for (int j = 0; j < 32; ++j) x[j] = (float(int(rng() % 17) - 8) + 0.5f) * s;
+      x[pos(rng)] = 8 * s;
+      break;
+    }
+    case 10: for (int j = 0; j < 32; ++j) x[j] = nan; break;
+    case 11: {  // non-negative with zeros of both signs: min is a zero
+      for (int j = 0; j < 32; ++j) x[j] = std::fabs(x[j]);
+      x[pos(rng)] = -0.0f;
+      x[pos(rng)] = 0.0f;
+      break;
+    }
+    case 12: {  // non-positive with zeros of both signs: max is a zero
+      for (int j = 0; j < 32; ++j) x[j] = -std::fabs(x[j]);
+      x[pos(rng)] = 0.0f;
+      x[pos(rng)] = -0.0f;
+      break;
+    }
+    case 13: for (int j = 0; j < 32; ++j) x[j] *= 1e-36f; break;  // tiny normals and subnormals
+    case 14: for (int j = 0; j < 32; ++j) x[j] = rng() % 2 ? x[j] * 1e-30f : x[j] * 1e4f; break;
+    case 15: x[pos(rng)] = -inf; x[pos(rng)] = nan; x[pos(rng)] = inf; break;
+    default: break;
+  }
+}
+constexpr int kKinds = 16;
+
+std::vector<float> adversarial_rows(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> x(kRows * kCols);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t b = 0; b < kCols / 32; ++b) {
+      // Row r's blocks: mostly one kind (sub-blocks of a super-block alike), then mixed.
+      const int kind = r < kKinds ? int(r) : int((r * 7 + b * 3) % kKinds);
+      fill_block(x.data() + r * kCols + b * 32, kind, rng);
+    }
+  }
+  return x;
+}
+
+std::vector<uint8_t> quantize(amn::GgmlType type, const std::vector<float>& x, const float* imatrix) {
+  const amn::GgmlTraits& t = *amn::ggml_traits(type);
+  // A byte before and after (compared too: untouched); an odd address, as the kernels
+  // must not need aligned output.
+  std::vector<uint8_t> out(kRows * (kCols / t.block_elements) * t.block_bytes + 2, 0xCD);
+  const size_t wrote = amn::quantize_ggml(type, x.data(), out.data() + 1, kRows, kCols, imatrix);
+  CHECK(wrote == out.size() - 2);
+  return out;
+}
+
+// "" when equal, else the first differing block.
+std::string first_difference(amn::GgmlType type, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  const amn::GgmlTraits& t = *amn::ggml_traits(type);
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] == want[i]) continue;
+    const size_t block = (i - 1) / t.block_bytes;
+    const size_t per_row = kCols / t.block_elements;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "row %zu block %zu byte %zu: got 0x%02X, scalar 0x%02X", block / per_row,
+                  block % per_row, (i - 1) % t.block_bytes, got[i], want[i]);
+    return buf;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("ggml encoders: every implementation writes the scalar code's bytes", "[ggml][quantize][simd]") {
+  RestoreImpl restore;
+  const auto x = adversarial_rows(20261127);
+  std::vector<float> imatrix(kCols);
+  std::mt19937 rng(7);
+  for (auto& w : imatrix) w = rng() % 16 == 0 ? 0.0f : float(rng() % 1000 + 1) / 250.0f;
+  for (const amn::GgmlType type : kSimdTypes) {
+    const auto name = amn::ggml_traits(type)->name;
+    for (const bool weighted : {false, true}) {
+      if (weighted && !amn::ggml_quantize_reads_imatrix(type)) continue;
+      const float* w = weighted ? imatrix.data() : nullptr;
+      REQUIRE(amn::force_impl("scalar"));
+      const auto want = quantize(type, x, w);
+      for (auto impl : amn::available_impls()) {
+        if (impl == "scalar") continue;
+        REQUIRE(amn::force_impl(impl));
+        INFO(name << (weighted ? " with the imatrix" : "") << " under " << impl);
+        CHECK(first_difference(type, quantize(type, x, w), want) == "");
+      }
+    }
+  }
+}
