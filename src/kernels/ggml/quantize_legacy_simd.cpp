@@ -12,7 +12,10 @@
 //   NaN never wins a `<` or `>`, so NaN lanes are left out of the maxima. Q8_0's
 //   MAX(amax, |x|) restarts after a NaN: a block with one goes to the scalar code;
 // - float to int32 is C's cvttss2si (trunc_to_i32: INT32_MIN out of range and for NaN),
-//   selected explicitly, since targets convert such values differently.
+//   selected explicitly, since targets convert such values differently;
+// - the per-block scalar steps (d, 1 / d, the F16 conversions) run for 16 blocks at once,
+//   a block per lane, each lane the scalar code's operations (Fp16Bits restates ggml's
+//   fp32_to_fp16 bit for bit).
 // Compiled once per Highway target (foreach_target.h re-includes this file); Highway's
 // one-lane target leaves it to the scalar code.
 #undef HWY_TARGET_INCLUDE
@@ -23,6 +26,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/ggml/blocks.h"
@@ -52,11 +56,9 @@ HWY_INLINE float SignedAbsmax(const float* HWY_RESTRICT x) {
   const int N = static_cast<int>(hn::Lanes(d));
   const auto amax = AbsMax(x, QK);
   if (hn::GetLane(amax) == 0.0f) return 0.0f;
-  for (int j = 0; j < QK; j += N) {
-    const intptr_t at = hn::FindFirstTrue(d, hn::Eq(hn::Abs(hn::LoadU(d, x + j)), amax));
-    if (at >= 0) return x[j + at];
-  }
-  return 0.0f;  // not reached
+  uint32_t at = 0;  // bit j: |x[j]| is the largest
+  for (int j = 0; j < QK; j += N) at |= MaskBits(d, hn::Eq(hn::Abs(hn::LoadU(d, x + j)), amax)) << j;
+  return x[hwy::Num0BitsBelowLS1Bit_Nonzero32(at)];
 }
 
 // The reference's min and max (`if (v < min) min = v; if (v > max) max = v;` from
@@ -80,113 +82,147 @@ HWY_INLINE void MinMax(const float* HWY_RESTRICT x, float& min, float& max) {
   }
 }
 
-// Levels of a half block for Q4_0 / Q5_0 / Q4_1 (offset 8.5, 16.5 or 0.5, limit 15 or
-// 31): MIN(limit, (int8_t)(x * id + offset)), x minus min first when there is one.
-HWY_INLINE hn::Vec<DI> Levels(hn::Vec<DF> x, float min, float id, float offset, int limit, bool has_min) {
+// ggml's fp32_to_fp16 (quantize_search.cpp) in every lane, operation for operation: the
+// two F32 multiplies and the add round as the scalar code's do; the integer steps are the
+// same bits (the unsigned compares made on values below 2^31).
+HWY_INLINE hn::Vec<DI> Fp16Bits(hn::Vec<DF> f) {
   const DF d;
   const DI di;
-  if (has_min) x = hn::Sub(x, hn::Set(d, min));
-  const auto l = LowInt8(TruncI32(hn::Add(hn::Mul(x, hn::Set(d, id)), hn::Set(d, offset))));
+  const hn::RebindToUnsigned<DF> du;
+  auto base = hn::Mul(hn::Mul(hn::Abs(f), hn::Set(d, 0x1.0p+112f)), hn::Set(d, 0x1.0p-110f));
+  const auto w = hn::BitCast(du, f);
+  const auto shl1_w = hn::Add(w, w);
+  const auto sign = hn::And(w, hn::Set(du, 0x80000000u));
+  auto bias = hn::And(shl1_w, hn::Set(du, 0xFF000000u));
+  const auto bias_low = hn::Lt(hn::BitCast(di, hn::ShiftRight<24>(bias)), hn::Set(di, 0x71));
+  bias = hn::IfThenElse(hn::RebindMask(du, bias_low), hn::Set(du, 0x71000000u), bias);
+  base = hn::Add(hn::BitCast(d, hn::Add(hn::ShiftRight<1>(bias), hn::Set(du, 0x07800000u))), base);
+  const auto bits = hn::BitCast(du, base);
+  const auto nonsign = hn::Add(hn::And(hn::ShiftRight<13>(bits), hn::Set(du, 0x7C00u)), hn::And(bits, hn::Set(du, 0xFFFu)));
+  // shl1_w > 0xFF000000: a NaN.
+  const auto nan = hn::Gt(hn::BitCast(di, hn::And(w, hn::Set(du, 0x7FFFFFFFu))), hn::Set(di, 0x7F800000));
+  const auto low = hn::IfThenElse(nan, hn::Set(di, 0x7E00), hn::BitCast(di, nonsign));
+  return hn::Or(hn::BitCast(di, hn::ShiftRight<16>(sign)), low);
+}
+
+// Levels of a half block for Q4_0 / Q5_0 / Q4_1 (offset 8.5, 16.5 or 0.5, limit 15 or
+// 31): MIN(limit, (int8_t)(x * id + offset)), x minus min first when there is one.
+HWY_INLINE hn::Vec<DI> Levels(hn::Vec<DF> x, hn::Vec<DF> min, hn::Vec<DF> id, float offset, int limit, bool has_min) {
+  const DF d;
+  const DI di;
+  if (has_min) x = hn::Sub(x, min);
+  const auto l = LowInt8(TruncI32(hn::Add(hn::Mul(x, id), hn::Set(d, offset))));
   return hn::Min(hn::Set(di, limit), l);
 }
 
-// Q4_0 and Q4_1: two nibbles a byte, element j low, j + 16 high (the reference's
-// `qs = xi0; qs |= xi1 << 4`, on the bytes of the possibly negative levels).
-template <bool kHasMin>
-void Q4Blocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t blocks) {
-  const DF d;
-  const int N = static_cast<int>(hn::Lanes(d));
-  constexpr size_t kBytes = kHasMin ? sizeof(block_q4_1) : sizeof(block_q4_0);
-  constexpr size_t kQs = kHasMin ? offsetof(block_q4_1, qs) : offsetof(block_q4_0, qs);
-  for (size_t b = 0; b < blocks; ++b, x += QK, out += kBytes) {
-    float min = 0.0f, dd;
-    if constexpr (kHasMin) {
-      float max;
-      MinMax(x, min, max);
-      dd = (max - min) / ((1 << 4) - 1);
-      const uint16_t m = fp32_to_fp16(min);
-      std::memcpy(out + offsetof(block_q4_1, m), &m, 2);
-    } else {
-      dd = SignedAbsmax(x) / -8;
-    }
-    const float id = dd ? 1.0f / dd : 0.0f;
-    const uint16_t h = fp32_to_fp16(dd);
-    std::memcpy(out, &h, 2);
-    const float offset = kHasMin ? 0.5f : 8.5f;
-    for (int j = 0; j < QK / 2; j += N) {
-      const auto l0 = Levels(hn::LoadU(d, x + j), min, id, offset, 15, kHasMin);
-      const auto l1 = Levels(hn::LoadU(d, x + QK / 2 + j), min, id, offset, 15, kHasMin);
-      StoreLowBytes(hn::Or(l0, hn::ShiftLeft<4>(l1)), out + kQs + j);
-    }
-  }
-}
-
-// Q5_0 and Q5_1: the low nibbles as Q4, bit 4 of element j in bit j of qh.
-template <bool kHasMin>
-void Q5Blocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t blocks) {
+// The legacy encoders, a group of up to 16 blocks at a time: (1) each block's statistics
+// (the signed absmax, min and max, or Q8_0's amax); (2) across the group's blocks, a
+// block per lane: d, id = d ? 1 / d : 0, and the F16 bits of d (and of the min); (3) each
+// block's levels, along the block.
+template <GgmlType kType>
+void LegacyBlocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t blocks) {
+  constexpr bool kHasMin = kType == GgmlType::Q4_1 || kType == GgmlType::Q5_1;
+  constexpr bool kQ5 = kType == GgmlType::Q5_0 || kType == GgmlType::Q5_1;
+  using Block = std::conditional_t<
+      kType == GgmlType::Q4_0, block_q4_0,
+      std::conditional_t<kType == GgmlType::Q4_1, block_q4_1,
+                         std::conditional_t<kType == GgmlType::Q5_0, block_q5_0,
+                                            std::conditional_t<kType == GgmlType::Q5_1, block_q5_1, block_q8_0>>>>;
+  // d = hi / kDivisor, or (hi - lo) / kDivisor with a min.
+  constexpr float kDivisor = kType == GgmlType::Q4_0   ? -8.0f
+                             : kType == GgmlType::Q5_0 ? -16.0f
+                             : kType == GgmlType::Q4_1 ? float((1 << 4) - 1)
+                             : kType == GgmlType::Q5_1 ? float((1 << 5) - 1)
+                                                       : float((1 << 7) - 1);
+  constexpr int kGroup = 16;
   const DF d;
   const DI di;
   const int N = static_cast<int>(hn::Lanes(d));
-  constexpr size_t kBytes = kHasMin ? sizeof(block_q5_1) : sizeof(block_q5_0);
-  constexpr size_t kQh = kHasMin ? offsetof(block_q5_1, qh) : offsetof(block_q5_0, qh);
-  constexpr size_t kQs = kHasMin ? offsetof(block_q5_1, qs) : offsetof(block_q5_0, qs);
   const auto nibble = hn::Set(di, 0x0F);
-  for (size_t b = 0; b < blocks; ++b, x += QK, out += kBytes) {
-    float min = 0.0f, dd;
-    if constexpr (kHasMin) {
-      float max;
-      MinMax(x, min, max);
-      dd = (max - min) / ((1 << 5) - 1);
-      const uint16_t m = fp32_to_fp16(min);
-      std::memcpy(out + offsetof(block_q5_1, m), &m, 2);
-    } else {
-      dd = SignedAbsmax(x) / -16;
-    }
-    const float id = dd ? 1.0f / dd : 0.0f;
-    const uint16_t h = fp32_to_fp16(dd);
-    std::memcpy(out, &h, 2);
-    uint32_t qh = 0;
-    for (int j = 0; j < QK / 2; j += N) {
-      hn::Vec<DI> l0, l1;
-      if constexpr (kHasMin) {  // (uint8_t)(x0 + 0.5f): no clamp
-        const auto vmin = hn::Set(d, min), vid = hn::Set(d, id), half = hn::Set(d, 0.5f);
-        l0 = TruncI32(hn::Add(hn::Mul(hn::Sub(hn::LoadU(d, x + j), vmin), vid), half));
-        l1 = TruncI32(hn::Add(hn::Mul(hn::Sub(hn::LoadU(d, x + QK / 2 + j), vmin), vid), half));
+  HWY_ALIGN float lo[kGroup], hi[kGroup], ids[kGroup];
+  HWY_ALIGN int32_t d16[kGroup], m16[kGroup];
+  bool nan[kGroup];
+  for (size_t g = 0; g < blocks; g += kGroup) {
+    const int count = blocks - g < size_t(kGroup) ? int(blocks - g) : kGroup;
+    const float* xg = x + g * QK;
+    uint8_t* og = out + g * sizeof(Block);
+    for (int k = 0; k < kGroup; ++k) {
+      lo[k] = hi[k] = 0.0f;
+      nan[k] = false;
+      if (k >= count) continue;
+      const float* xk = xg + k * QK;
+      if constexpr (kHasMin) {
+        MinMax(xk, lo[k], hi[k]);
+      } else if constexpr (kType == GgmlType::Q8_0) {
+        auto amax = hn::Zero(d);
+        auto numbers = hn::Eq(amax, amax);
+        for (int j = 0; j < QK; j += N) {
+          const auto v = hn::LoadU(d, xk + j);
+          numbers = hn::And(numbers, hn::Eq(v, v));
+          amax = hn::Max(amax, hn::Abs(v));
+        }
+        // A NaN: MAX(amax, |x|)'s fold depends on where; the reference's loop does it.
+        nan[k] = !hn::AllTrue(d, numbers);
+        hi[k] = hn::GetLane(hn::MaxOfLanes(d, amax));
       } else {
-        l0 = Levels(hn::LoadU(d, x + j), 0.0f, id, 16.5f, 31, false);
-        l1 = Levels(hn::LoadU(d, x + QK / 2 + j), 0.0f, id, 16.5f, 31, false);
+        hi[k] = SignedAbsmax(xk);
       }
-      StoreLowBytes(hn::Or(hn::And(l0, nibble), hn::ShiftLeft<4>(hn::And(l1, nibble))), out + kQs + j);
-      AddHighBits(l0, j, qh);
-      AddHighBits(l1, QK / 2 + j, qh);
     }
-    std::memcpy(out + kQh, &qh, 4);
-  }
-}
-
-// Q8_0: roundf(x * id) to int8 (C's roundf: half away from zero, built from Trunc).
-void Q8Blocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t blocks) {
-  const DF d;
-  const int N = static_cast<int>(hn::Lanes(d));
-  for (size_t b = 0; b < blocks; ++b, x += QK, out += sizeof(block_q8_0)) {
-    auto amax = hn::Zero(d);
-    auto numbers = hn::Eq(amax, amax);
-    for (int j = 0; j < QK; j += N) {
-      const auto v = hn::LoadU(d, x + j);
-      numbers = hn::And(numbers, hn::Eq(v, v));
-      amax = hn::Max(amax, hn::Abs(v));
+    for (int k = 0; k < kGroup; k += N) {
+      const auto vlo = hn::Load(d, lo + k);
+      const auto dd = hn::Div(kHasMin ? hn::Sub(hn::Load(d, hi + k), vlo) : hn::Load(d, hi + k), hn::Set(d, kDivisor));
+      // C's `d ? 1.0f/d : 0.0f`: NaN is true.
+      hn::Store(hn::IfThenZeroElse(hn::Eq(dd, hn::Zero(d)), hn::Div(hn::Set(d, 1.0f), dd)), d, ids + k);
+      hn::Store(Fp16Bits(dd), di, d16 + k);
+      if constexpr (kHasMin) hn::Store(Fp16Bits(vlo), di, m16 + k);
     }
-    if (!hn::AllTrue(d, numbers)) {  // a NaN: MAX's order matters, the reference's loop
-      quantize_q8_0_block(x, out);
-      continue;
-    }
-    const float dd = hn::GetLane(hn::MaxOfLanes(d, amax)) / ((1 << 7) - 1);
-    const float id = dd ? 1.0f / dd : 0.0f;
-    const uint16_t h = fp32_to_fp16(dd);
-    std::memcpy(out, &h, 2);
-    const auto vid = hn::Set(d, id);
-    for (int j = 0; j < QK; j += N) {
-      StoreLowBytes(TruncI32(RoundAway(hn::Mul(hn::LoadU(d, x + j), vid))), out + offsetof(block_q8_0, qs) + j);
+    for (int k = 0; k < count; ++k) {
+      const float* xk = xg + k * QK;
+      uint8_t* o = og + k * sizeof(Block);
+      if (nan[k]) {
+        quantize_q8_0_block(xk, o);
+        continue;
+      }
+      const uint16_t h = uint16_t(d16[k]);
+      std::memcpy(o + offsetof(Block, d), &h, 2);
+      const auto vid = hn::Set(d, ids[k]);
+      if constexpr (kType == GgmlType::Q8_0) {
+        for (int j = 0; j < QK; j += N) {
+          StoreLowBytes(TruncI32(RoundAway(hn::Mul(hn::LoadU(d, xk + j), vid))), o + offsetof(Block, qs) + j);
+        }
+        continue;
+      } else {
+        const auto vmin = hn::Set(d, lo[k]);
+        if constexpr (kHasMin) {
+          const uint16_t m = uint16_t(m16[k]);
+          std::memcpy(o + offsetof(Block, m), &m, 2);
+        }
+        uint32_t qh = 0;
+        for (int j = 0; j < QK / 2; j += N) {
+          const auto x0 = hn::LoadU(d, xk + j), x1 = hn::LoadU(d, xk + QK / 2 + j);
+          hn::Vec<DI> l0, l1;
+          if constexpr (kType == GgmlType::Q5_1) {  // (uint8_t)(x0 + 0.5f): no clamp
+            const auto half = hn::Set(d, 0.5f);
+            l0 = TruncI32(hn::Add(hn::Mul(hn::Sub(x0, vmin), vid), half));
+            l1 = TruncI32(hn::Add(hn::Mul(hn::Sub(x1, vmin), vid), half));
+          } else {
+            constexpr float kOffset = kType == GgmlType::Q4_0 ? 8.5f : kType == GgmlType::Q5_0 ? 16.5f : 0.5f;
+            constexpr int kLimit = kQ5 ? 31 : 15;
+            l0 = Levels(x0, vmin, vid, kOffset, kLimit, kHasMin);
+            l1 = Levels(x1, vmin, vid, kOffset, kLimit, kHasMin);
+          }
+          if constexpr (kQ5) {
+            // The reference's `(xi0 & 0x0F) | ((xi1 & 0x0F) << 4)`, and bit 4 into qh.
+            StoreLowBytes(hn::Or(hn::And(l0, nibble), hn::ShiftLeft<4>(hn::And(l1, nibble))), o + offsetof(Block, qs) + j);
+            AddHighBits(l0, j, qh);
+            AddHighBits(l1, QK / 2 + j, qh);
+          } else {
+            // The reference's `qs = xi0; qs |= xi1 << 4` on the bytes of the levels.
+            StoreLowBytes(hn::Or(l0, hn::ShiftLeft<4>(l1)), o + offsetof(Block, qs) + j);
+          }
+        }
+        if constexpr (kQ5) std::memcpy(o + offsetof(Block, qh), &qh, 4);
+      }
     }
   }
 }
@@ -201,11 +237,11 @@ HWY_NOINLINE bool QuantizeLegacy(GgmlType type, const float* HWY_RESTRICT x, uin
   return false;
 #else
   switch (type) {
-    case GgmlType::Q4_0: Q4Blocks<false>(x, out, blocks); return true;
-    case GgmlType::Q4_1: Q4Blocks<true>(x, out, blocks); return true;
-    case GgmlType::Q5_0: Q5Blocks<false>(x, out, blocks); return true;
-    case GgmlType::Q5_1: Q5Blocks<true>(x, out, blocks); return true;
-    case GgmlType::Q8_0: Q8Blocks(x, out, blocks); return true;
+    case GgmlType::Q4_0: LegacyBlocks<GgmlType::Q4_0>(x, out, blocks); return true;
+    case GgmlType::Q4_1: LegacyBlocks<GgmlType::Q4_1>(x, out, blocks); return true;
+    case GgmlType::Q5_0: LegacyBlocks<GgmlType::Q5_0>(x, out, blocks); return true;
+    case GgmlType::Q5_1: LegacyBlocks<GgmlType::Q5_1>(x, out, blocks); return true;
+    case GgmlType::Q8_0: LegacyBlocks<GgmlType::Q8_0>(x, out, blocks); return true;
     default: return false;
   }
 #endif
