@@ -260,13 +260,16 @@ HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTR
 #if HWY_TARGET == HWY_SCALAR
   scalar_loops::q3(count, n, nmax, x, L, scales);
 #else
-  const hn::CappedTag<float, 8> d;
+  // Up to 16 lanes: Q3_K's sixteen searches in one pass where the target has them. Each
+  // pass is bound by the latency of its element-to-element chain (every update of sumlx
+  // feeds the next division), so wider lanes finish more sub-blocks per chain.
+  const hn::CappedTag<float, 16> d;
   const hn::RebindToSigned<decltype(d)> di;
   const int N = static_cast<int>(hn::Lanes(d));
-  HWY_ALIGN float xt[32 * 8];
-  HWY_ALIGN int32_t lt[32 * 8];
-  HWY_ALIGN float out_scale[8];
-  HWY_ALIGN int32_t out_zero[8];
+  HWY_ALIGN float xt[32 * 16];
+  HWY_ALIGN int32_t lt[32 * 16];
+  HWY_ALIGN float out_scale[16];
+  HWY_ALIGN int32_t out_zero[16];
   const auto zero = hn::Zero(d);
   const auto lo = hn::Set(di, -nmax);
   const auto hi = hn::Set(di, nmax - 1);
