@@ -22,6 +22,7 @@
 #include "core/ggml_type.h"
 #include "kernels/cast.h"
 #include "kernels/ggml/quantize.h"
+#include "kernels/ggml/quantize_fp4_simd.h"
 
 namespace {
 
@@ -89,10 +90,16 @@ void fill_block(float* x, int kind, std::mt19937& rng) {
     case 13: for (int j = 0; j < 32; ++j) x[j] *= 1e-36f; break;  // tiny normals and subnormals
     case 14: for (int j = 0; j < 32; ++j) x[j] = rng() % 2 ? x[j] * 1e-30f : x[j] * 1e4f; break;
     case 15: x[pos(rng)] = -inf; x[pos(rng)] = nan; x[pos(rng)] = inf; break;
+    case 16: {  // a largest magnitude just below a power of two (MXFP4's exponent), any scale
+      const int e = int(rng() % 260) - 140;
+      for (int j = 0; j < 32; ++j) x[j] = std::ldexp(x[j], e);
+      x[pos(rng)] = std::ldexp(2.0f - std::ldexp(float(rng() % 512 + 1), -23), e) * (rng() % 2 ? 1 : -1);
+      break;
+    }
     default: break;
   }
 }
-constexpr int kKinds = 16;
+constexpr int kKinds = 17;
 
 std::vector<float> adversarial_rows(uint32_t seed) {
   std::mt19937 rng(seed);
@@ -155,4 +162,30 @@ TEST_CASE("ggml encoders: every implementation writes the scalar code's bytes", 
       }
     }
   }
+}
+
+TEST_CASE("ggml MXFP4: the exponent from the float's bits is floor(log2(amax))'s", "[ggml][quantize]") {
+  // mxfp4_exponent skips log2 for a mantissa not within 2^-15 of 2; the long way (the F32
+  // rounding of the double log2, floored) must agree on every exponent, at and around
+  // that boundary, for the top mantissas where rounding can carry, and for subnormals.
+  auto long_way = [](float amax) {
+    return uint8_t(int32_t(std::floor(float(std::log2(double(amax)))) - 2 + 127));
+  };
+  int checked = 0, mismatches = 0;
+  for (uint32_t biased = 0; biased < 255; ++biased) {
+    for (uint32_t m = 0x7FFE00; m <= 0x7FFFFF; ++m) {
+      for (const uint32_t mant : {m, m - 0x7F0000, m & 0x00FFFF}) {
+        uint32_t bits = biased << 23 | mant;
+        if (bits == 0) continue;
+        float amax;
+        std::memcpy(&amax, &bits, 4);
+        mismatches += amn::ggml::mxfp4_exponent(amax) != long_way(amax);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 255 * 512 * 3);
+  CHECK(mismatches == 0);
+  CHECK(amn::ggml::mxfp4_exponent(0.0f) == 0);
+  CHECK(amn::ggml::mxfp4_exponent(std::numeric_limits<float>::quiet_NaN()) == 0);
 }
