@@ -161,12 +161,10 @@ void q3_k_finish(const float* x, block_q3_K& y, int8_t* L) {
   pack_2bit(U, y.qs);
 }
 
-void q3_k_ref(const float* x, block_q3_K& y) {
-  int8_t L[QK_K];
-  float scales[QK_K / 16];
+// q3_k_ref once its sixteen searches are done (levels L, scales).
+void q3_k_ref_rest(const float* x, block_q3_K& y, int8_t* L, const float* scales) {
   float max_scale = 0;
   float amax = 0;
-  make_q3_quants_blocks(QK_K / 16, 16, 4, x, L, scales);  // the sixteen searches at once
   for (int j = 0; j < QK_K / 16; ++j) {
     float scale = std::fabs(scales[j]);
     if (scale > amax) {
@@ -448,8 +446,27 @@ size_t encode(const float* src, void* dst, int64_t nrows, int64_t n_per_row, con
 size_t quantize_q2_k(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   return encode<block_q2_K>(src, dst, nrows, n_per_row, imatrix, q2_k_ref, q2_k_impl);
 }
+// Without a matrix, two super-blocks' 32 searches at once (make_q3_quants_blocks
+// interleaves their chains), then each one's rest of q3_k_ref.
 size_t quantize_q3_k(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-  return encode<block_q3_K>(src, dst, nrows, n_per_row, imatrix, q3_k_ref, q3_k_impl);
+  if (imatrix) {
+    return encode<block_q3_K>(src, dst, nrows, n_per_row, imatrix, [](const float*, block_q3_K&) {}, q3_k_impl);
+  }
+  const int64_t nb = nrows * (n_per_row / QK_K);
+  auto* out = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < nb; i += 2) {
+    const int pair = static_cast<int>(std::min<int64_t>(2, nb - i));
+    int8_t L[2 * QK_K];
+    float scales[2 * QK_K / 16];
+    make_q3_quants_blocks(pair * QK_K / 16, 16, 4, src + i * QK_K, L, scales);
+    for (int p = 0; p < pair; ++p) {
+      block_q3_K y;
+      std::memset(&y, 0, sizeof y);
+      q3_k_ref_rest(src + (i + p) * QK_K, y, L + p * QK_K, scales + p * QK_K / 16);
+      std::memcpy(out + (i + p) * sizeof y, &y, sizeof y);
+    }
+  }
+  return static_cast<size_t>(nb) * sizeof(block_q3_K);
 }
 size_t quantize_q4_k(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
   return encode<block_q4_K>(src, dst, nrows, n_per_row, imatrix, q4_k_ref, q4_k_impl);

@@ -260,77 +260,94 @@ HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTR
 #if HWY_TARGET == HWY_SCALAR
   scalar_loops::q3(count, n, nmax, x, L, scales);
 #else
-  // Up to 16 lanes: Q3_K's sixteen searches in one pass where the target has them. Each
-  // pass is bound by the latency of its element-to-element chain (every update of sumlx
-  // feeds the next division), so wider lanes finish more sub-blocks per chain.
+  // Up to 16 lanes, and two groups of lanes side by side (Q3_K's quantize_q3_k passes two
+  // super-blocks' 32 searches at once): each group's pass is bound by the latency of its
+  // element-to-element chain (every update of sumlx feeds the next division), and the two
+  // groups' chains are independent, so they overlap.
+  constexpr int G = 2;
   const hn::CappedTag<float, 16> d;
   const hn::RebindToSigned<decltype(d)> di;
+  using V = hn::Vec<decltype(d)>;
+  using M = hn::Mask<decltype(d)>;
   const int N = static_cast<int>(hn::Lanes(d));
-  HWY_ALIGN float xt[32 * 16];
-  HWY_ALIGN int32_t lt[32 * 16];
+  HWY_ALIGN float xt[G][32 * 16];
+  HWY_ALIGN int32_t lt[G][32 * 16];
   HWY_ALIGN float out_scale[16];
   HWY_ALIGN int32_t out_zero[16];
   const auto zero = hn::Zero(d);
   const auto lo = hn::Set(di, -nmax);
   const auto hi = hn::Set(di, nmax - 1);
-  for (int k0 = 0; k0 < count; k0 += N) {
-    const int lanes = std::min(N, count - k0);
-    for (int i = 0; i < n; ++i) {
-      for (int k = 0; k < N; ++k) xt[i * N + k] = x[(k0 + (k < lanes ? k : 0)) * n + i];
-    }
-    auto vmax = zero, amax = zero;
-    for (int i = 0; i < n; ++i) {
-      const auto xi = hn::Load(d, xt + i * N);
-      const auto ax = hn::Abs(xi);
-      const auto above = hn::Gt(ax, amax);
-      amax = hn::IfThenElse(above, ax, amax);
-      vmax = hn::IfThenElse(above, xi, vmax);
-    }
-    const auto all_zero = hn::Lt(amax, hn::Set(d, kGroupMaxEps));
-    const auto iscale = hn::Div(hn::Set(d, static_cast<float>(-nmax)), vmax);
-    auto sumlx = zero, suml2 = zero;
-    for (int i = 0; i < n; ++i) {
-      const auto xi = hn::Load(d, xt + i * N);
-      const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
-      hn::Store(l, di, lt + i * N);
-      const auto lf = hn::ConvertTo(d, l);
-      const auto w = hn::Mul(xi, xi);
-      sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(w, xi), lf));
-      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(w, lf), lf));
-    }
-    auto active = hn::Not(all_zero);
-    for (int itry = 0; itry < 5 && !hn::AllFalse(d, active); ++itry) {
-      auto changed = hn::FirstN(d, 0);  // no lane
+  for (int k0 = 0; k0 < count; k0 += G * N) {
+    int lanes[G];
+    for (int g = 0; g < G; ++g) lanes[g] = std::max(0, std::min(N, count - k0 - g * N));
+    for (int g = 0; g < G; ++g) {
       for (int i = 0; i < n; ++i) {
-        const auto xi = hn::Load(d, xt + i * N);
-        const auto w = hn::Mul(xi, xi);
-        const auto li = hn::Load(di, lt + i * N);
-        const auto lf = hn::ConvertTo(d, li);
-        auto slx = hn::Sub(sumlx, hn::Mul(hn::Mul(w, xi), lf));
-        auto sl2 = hn::Sub(suml2, hn::Mul(hn::Mul(w, lf), lf));
-        const auto slx_positive = hn::Gt(slx, zero);
-        const auto new_l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Div(hn::Mul(xi, sl2), slx))));
-        const auto new_lf = hn::ConvertTo(d, new_l);
-        const auto differs = hn::RebindMask(d, hn::Ne(new_l, li));
-        slx = hn::Add(slx, hn::Mul(hn::Mul(w, xi), new_lf));
-        sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, new_lf), new_lf));
-        const auto gains = hn::And(hn::Gt(sl2, zero), hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2),
-                                                              hn::Mul(hn::Mul(sumlx, sumlx), sl2)));
-        const auto update = hn::And(hn::And(active, slx_positive), hn::And(differs, gains));
-        hn::Store(hn::IfThenElse(hn::RebindMask(di, update), new_l, li), di, lt + i * N);
-        sumlx = hn::IfThenElse(update, slx, sumlx);
-        suml2 = hn::IfThenElse(update, sl2, suml2);
-        changed = hn::Or(changed, update);
+        // Spare lanes (and an empty second group) repeat the first sub-block.
+        for (int k = 0; k < N; ++k) xt[g][i * N + k] = x[(k < lanes[g] ? k0 + g * N + k : k0) * n + i];
       }
-      active = hn::And(active, changed);
     }
-    hn::Store(hn::IfThenElseZero(hn::Gt(suml2, zero), hn::Div(sumlx, suml2)), d, out_scale);
-    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, all_zero)), di, out_zero);
-    for (int k = 0; k < lanes; ++k) {
-      int8_t* Lk = L + (k0 + k) * n;
-      const bool is_zero = out_zero[k] != 0;
-      for (int i = 0; i < n; ++i) Lk[i] = is_zero ? 0 : static_cast<int8_t>(lt[i * N + k] + nmax);
-      scales[k0 + k] = is_zero ? 0.f : out_scale[k];
+    V sumlx[G], suml2[G];
+    M all_zero[G], active[G];
+    for (int g = 0; g < G; ++g) {
+      auto vmax = zero, amax = zero;
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto ax = hn::Abs(xi);
+        const auto above = hn::Gt(ax, amax);
+        amax = hn::IfThenElse(above, ax, amax);
+        vmax = hn::IfThenElse(above, xi, vmax);
+      }
+      all_zero[g] = hn::Lt(amax, hn::Set(d, kGroupMaxEps));
+      const auto iscale = hn::Div(hn::Set(d, static_cast<float>(-nmax)), vmax);
+      sumlx[g] = suml2[g] = zero;
+      for (int i = 0; i < n; ++i) {
+        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
+        hn::Store(l, di, lt[g] + i * N);
+        const auto lf = hn::ConvertTo(d, l);
+        const auto w = hn::Mul(xi, xi);
+        sumlx[g] = hn::Add(sumlx[g], hn::Mul(hn::Mul(w, xi), lf));
+        suml2[g] = hn::Add(suml2[g], hn::Mul(hn::Mul(w, lf), lf));
+      }
+      active[g] = hn::Not(all_zero[g]);
+    }
+    for (int itry = 0; itry < 5 && !(hn::AllFalse(d, active[0]) && hn::AllFalse(d, active[1])); ++itry) {
+      M changed[G] = {hn::FirstN(d, 0), hn::FirstN(d, 0)};  // no lane
+      for (int i = 0; i < n; ++i) {
+        for (int g = 0; g < G; ++g) {
+          const auto xi = hn::Load(d, xt[g] + i * N);
+          const auto w = hn::Mul(xi, xi);
+          const auto li = hn::Load(di, lt[g] + i * N);
+          const auto lf = hn::ConvertTo(d, li);
+          auto slx = hn::Sub(sumlx[g], hn::Mul(hn::Mul(w, xi), lf));
+          auto sl2 = hn::Sub(suml2[g], hn::Mul(hn::Mul(w, lf), lf));
+          const auto slx_positive = hn::Gt(slx, zero);
+          const auto new_l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Div(hn::Mul(xi, sl2), slx))));
+          const auto new_lf = hn::ConvertTo(d, new_l);
+          const auto differs = hn::RebindMask(d, hn::Ne(new_l, li));
+          slx = hn::Add(slx, hn::Mul(hn::Mul(w, xi), new_lf));
+          sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, new_lf), new_lf));
+          const auto gains = hn::And(hn::Gt(sl2, zero), hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2[g]),
+                                                                hn::Mul(hn::Mul(sumlx[g], sumlx[g]), sl2)));
+          const auto update = hn::And(hn::And(active[g], slx_positive), hn::And(differs, gains));
+          hn::Store(hn::IfThenElse(hn::RebindMask(di, update), new_l, li), di, lt[g] + i * N);
+          sumlx[g] = hn::IfThenElse(update, slx, sumlx[g]);
+          suml2[g] = hn::IfThenElse(update, sl2, suml2[g]);
+          changed[g] = hn::Or(changed[g], update);
+        }
+      }
+      for (int g = 0; g < G; ++g) active[g] = hn::And(active[g], changed[g]);
+    }
+    for (int g = 0; g < G; ++g) {
+      hn::Store(hn::IfThenElseZero(hn::Gt(suml2[g], zero), hn::Div(sumlx[g], suml2[g])), d, out_scale);
+      hn::Store(hn::VecFromMask(di, hn::RebindMask(di, all_zero[g])), di, out_zero);
+      for (int k = 0; k < lanes[g]; ++k) {
+        const int at = k0 + g * N + k;
+        int8_t* Lk = L + at * n;
+        const bool is_zero = out_zero[k] != 0;
+        for (int i = 0; i < n; ++i) Lk[i] = is_zero ? 0 : static_cast<int8_t>(lt[g][i * N + k] + nmax);
+        scales[at] = is_zero ? 0.f : out_scale[k];
+      }
     }
   }
 #endif
