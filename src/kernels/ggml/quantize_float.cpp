@@ -10,6 +10,11 @@
 #include "kernels/ggml/quantize_search.h"
 
 namespace amn::ggml {
+
+// quantize_bf16_simd.cpp: n values with the current Highway target; false, nothing
+// written, on Highway's one-lane target.
+bool quantize_bf16_simd(const float* x, uint8_t* out, size_t n);
+
 namespace {
 // Runs of values without a NaN go through amn's SIMD cast (cast_floats: the same
 // rounding as ggml's, round to nearest even, for every number); a run holding a NaN
@@ -40,7 +45,11 @@ size_t quantize_f16(const float* src, void* dst, int64_t nrows, int64_t n_per_ro
   return convert_rows<fp32_to_fp16>(src, dst, nrows, n_per_row, DType::F16);
 }
 
+// One pass with Highway (quantize_bf16_simd.cpp: ggml's conversion, NaN included) unless
+// the reference is forced (kernels/cast.h: AMN_FORCE_IMPL=scalar).
 size_t quantize_bf16(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+  const size_t n = static_cast<size_t>(nrows * n_per_row);
+  if (!reference_impl_forced() && quantize_bf16_simd(src, static_cast<uint8_t*>(dst), n)) return 2 * n;
   return convert_rows<fp32_to_bf16>(src, dst, nrows, n_per_row, DType::BF16);
 }
 
