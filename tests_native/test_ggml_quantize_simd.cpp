@@ -108,7 +108,14 @@ std::vector<float> adversarial_rows(uint32_t seed) {
   for (int64_t r = 0; r < kRows; ++r) {
     for (int64_t b = 0; b < kCols / 32; ++b) {
       // Row r's blocks: mostly one kind (sub-blocks of a super-block alike), then mixed.
-      const int kind = r < kKinds ? int(r) : int((r * 7 + b * 3) % kKinds);
+      int kind = r < kKinds ? int(r) : int((r * 7 + b * 3) % kKinds);
+#ifdef __EMSCRIPTEN__
+      // WebAssembly leaves the sign of a NaN that arithmetic produces nondeterministic
+      // (an "arithmetic NaN"), and scalar and SIMD instructions make theirs differently
+      // (Q4_1's stored min of a block with a NaN: 0xFE00 in one, 0x7E00 in the other), so
+      // the non-finite rows are compared natively only.
+      if (kind == 6 || kind == 7 || kind == 10 || kind == 15) kind = 0;
+#endif
       fill_block(x.data() + r * kCols + b * 32, kind, rng);
     }
   }
