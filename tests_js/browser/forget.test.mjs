@@ -205,3 +205,25 @@ test('forget like a reference in the page: a GGUF reference gives llama-quantize
     assert.match(await page.textContent('#lethe-summary'), /5 of 5 tensors quantized/);
   });
 });
+
+test('forget to GGUF Q4_K_M with tensor types in the page: llama-quantize --tensor-type\'s tensors', { timeout: 90_000 }, async (t) => {
+  const { ggufTensors } = await import('../support/gguf_input.js');
+  const { loadPackage } = await import('../support/helpers.js');
+  const amn = await loadPackage();
+  const fixtures = join(FIXTURES, 'gguf_ftype');
+  const dir = await tempDir(t, 'amn-web-forget-tensor-type-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [{
+      name: 'tiny_llama_f16.gguf', mimeType: 'application/octet-stream', buffer: await readFile(join(fixtures, 'tiny_llama_f16.gguf')),
+    }]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'gguf:Q4_K_M');
+    // fixtures/gguf_ftype/README.md: the options llama-quantize was given.
+    await page.fill('#forget-tensor-types', 'blk\\.0\\.attn_v=q8_0 ffn_(up|gate)=q5_0 blk\\.1\\.ffn_up=q8_0  BLK\\.2\\.ATTN_Q=iq4_nl attn_output=q4_k');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const want = await readFile(join(fixtures, 'tiny-Q4_K_M-tensor_type.gguf'));
+    assert.deepEqual(await ggufTensors(amn, await readFile(path)), await ggufTensors(amn, want));
+  });
+});

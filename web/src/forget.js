@@ -20,7 +20,7 @@ export class ForgetPanel {
       skip: $('forget-skip'),
       mlx: $('forget-mlx'), mode: $('forget-mode'), affine: $('forget-affine'), bits: $('forget-bits'),
       groupSize: $('forget-group-size'),
-      gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'),
+      gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'), tensorTypes: $('forget-tensor-types'),
       includeWeights: $('forget-include-weights'), excludeWeights: $('forget-exclude-weights'),
       like: $('forget-like'), likeFiles: $('forget-like-files'), reuseScales: $('forget-reuse-scales'),
       likeInfo: $('forget-like-info'),
@@ -126,6 +126,8 @@ export class ForgetPanel {
       includeWeights: gguf ? names(ui.includeWeights) : [],
       excludeWeights: gguf ? names(ui.excludeWeights) : [],
       allowRequantize: gguf && ui.requantize.checked,
+      // llama-quantize's --tensor-type: split at spaces only (a regular expression may hold commas).
+      tensorType: gguf ? ui.tensorTypes.value.split(/\s+/).filter(Boolean) : [],
     };
     // A sharded model gives several files (the core's rule): into a folder, as convert's shards.
     await this.#forget(request, `Quantizing to ${scheme}`, this.info.outputFolders[`forget:${value}`],
