@@ -1,0 +1,44 @@
+// The forget encoders' Highway kernels (bnb_encode_simd.cpp, fp8_encode_simd.cpp), for the
+// reference files that dispatch to them (bnb_encode.cpp, fp8_encode.cpp, fp8_ct_encode.cpp,
+// torch_ops.cpp). Each writes exactly the reference's bytes on every target (tests_native/
+// test_lethe_simd.cpp); the dispatchers skip them when the reference is forced
+// (kernels/cast.h: force_impl, AMN_FORCE_IMPL=scalar). A kernel that returns a count did
+// that much (blocks or rows); the reference does the rest (Highway's one-lane target does
+// nothing and returns 0).
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace amn::lethe::simd {
+
+// lethe::absmax.
+float absmax(const float* values, uint64_t count);
+
+// quantize_4bit's first `blocks` blocks, all full (len == blocksize), with the codebook's
+// 15 sorted midpoints `bounds` and `order` (argsort of the codes): absmax from absmax_in
+// when given, else computed and written to absmax_out. Returns the blocks done (0 or
+// blocks).
+uint64_t bnb4_full_blocks(const float* bounds, const uint8_t* order, const float* in, uint64_t blocks,
+                          uint64_t blocksize, const float* absmax_in, float* absmax_out, uint8_t* packed,
+                          bool fp4_signed_zero);
+
+// bnb_int8_quantize_row_with_scb's codes: the row's `scale` (f32(1 / SCB) * 127) given.
+// Returns false when not done.
+bool bnb_int8_row(const float* row, uint64_t cols, float scale, int8_t* out);
+
+// fp8_block_scales' amax per tile of `rows` rows (values at the band's first row): the
+// sign-cleared bits of each tile's largest |x| (> 0x7F800000: the tile holds a NaN),
+// tile_cols entries per tile row. Returns false when not done.
+bool fp8_tile_absmax_bits(const float* values, uint64_t cols, uint64_t rows, uint64_t block_rows,
+                          uint64_t block_cols, uint32_t* bits);
+
+// fp8_block_quantize_rows. Returns false when not done.
+bool fp8_block_rows(const float* values, uint64_t cols, uint64_t rows, uint64_t block_rows, uint64_t block_cols,
+                    const float* scale, uint8_t* out);
+
+// ct_fp8_quantize_rows. Returns false when not done.
+bool ct_fp8_rows(const float* values, uint64_t cols, uint64_t rows, DType src, const float* scale, bool per_row,
+                 bool add_zero_point, uint8_t* out);
+
+}  // namespace amn::lethe::simd
