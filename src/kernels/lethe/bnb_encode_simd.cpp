@@ -37,13 +37,46 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float*, const uint8_t*, const float*,
 HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, int8_t*) { return false; }
 #else
 
-// How many of the 15 midpoints are not >= v, in i32 lanes.
+// How many of the 15 midpoints are not >= v, in i32 lanes. The midpoints are sorted and
+// "not >= v" holds for a prefix of them (all of them for NaN), so the count is the lower
+// bound a binary search finds. Vectors of 8 lanes or more search: at step k the 2^k
+// midpoints the lanes may compare with fit one vector, looked up by the bits found so far
+// (4 compares and 3 lookups). Narrower vectors count with 15 compares.
+template <class DF>
+struct Midpoints {
+  using VF = hn::VFromD<DF>;
+  VF all[15];      // each midpoint in every lane (the count)
+  VF step[4];      // the search: {b7}, {b3, b11}, {b1, b5, b9, b13}, {b0, b2, ..., b14}
+  Midpoints(DF df, const float* bounds) {
+    for (int k = 0; k < 15; ++k) all[k] = hn::Set(df, bounds[k]);
+    if constexpr (HWY_MAX_BYTES < 32) return;
+    HWY_ALIGN float t[HWY_MAX_BYTES / sizeof(float)] = {};
+    for (int level = 0; level < 4; ++level) {
+      const int stride = 16 >> level;  // midpoints stride / 2 - 1 + j * stride
+      for (int j = 0; j < (1 << level); ++j) t[j] = bounds[stride / 2 - 1 + j * stride];
+      step[level] = hn::Load(df, t);
+    }
+    step[0] = all[7];  // compared in every lane, not looked up
+  }
+};
+
 template <class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> CountBelow(DF df, const VF (&bounds)[15], VF v) {
+HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> CountBelow(DF df, const Midpoints<DF>& b, VF v) {
   const hn::RebindToSigned<DF> di;
-  auto count = hn::Set(di, 15);
-  for (int k = 0; k < 15; ++k) count = hn::Add(count, hn::BitCast(di, hn::VecFromMask(df, hn::Ge(bounds[k], v))));
-  return count;
+  if constexpr (HWY_MAX_BYTES >= 32) {
+    // i: the bits found so far; lane i >> (4 - level) of step[level] is the next midpoint.
+    auto i = hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(b.step[0], v))), hn::Set(di, 8));
+    auto t = hn::TableLookupLanes(b.step[1], hn::IndicesFromVec(df, hn::ShiftRight<3>(i)));
+    i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 4)));
+    t = hn::TableLookupLanes(b.step[2], hn::IndicesFromVec(df, hn::ShiftRight<2>(i)));
+    i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 2)));
+    t = hn::TableLookupLanes(b.step[3], hn::IndicesFromVec(df, hn::ShiftRight<1>(i)));
+    return hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 1)));
+  } else {
+    auto count = hn::Set(di, 15);
+    for (int k = 0; k < 15; ++k) count = hn::Add(count, hn::BitCast(di, hn::VecFromMask(df, hn::Ge(b.all[k], v))));
+    return count;
+  }
 }
 
 HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uint8_t* HWY_RESTRICT order,
@@ -56,8 +89,7 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uin
   const hn::Rebind<uint8_t, decltype(df)> d8;
   const size_t N = hn::Lanes(df);
   if (blocksize % (2 * N) != 0) return 0;
-  hn::VFromD<decltype(df)> vb[15];
-  for (int k = 0; k < 15; ++k) vb[k] = hn::Set(df, bounds[k]);
+  const Midpoints<hn::ScalableTag<float>> vb(df, bounds);
   bool identity = true;
   for (int k = 0; k < 16; ++k) identity = identity && order[k] == k;
   // order[count] by a byte shuffle of each lane's low byte; the other bytes are cleared.
