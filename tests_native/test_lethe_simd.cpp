@@ -23,6 +23,7 @@
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/lethe/torch_ops.h"
 
 using namespace amn;
@@ -262,6 +263,39 @@ TEST_CASE("lethe simd: compressed-tensors fp8 in F32, BF16, F16 on every impleme
             return codes;
           });
       }
+    }
+  }
+}
+
+TEST_CASE("lethe simd: NVFP4 in F32, BF16, F16 on every implementation", "[lethe][simd]") {
+  for (const uint64_t cols : {16, 48, 256}) {
+    const uint64_t rows = 13;
+    const auto v = adversarial(rows * cols, uint32_t(cols + 11));
+    for (const DType src : {DType::F32, DType::BF16, DType::F16}) {
+      std::vector<float> w(v.size());
+      for (size_t i = 0; i < v.size(); ++i) w[i] = round_to(v[i], src);
+      std::vector<float> finite;
+      for (float x : w) finite.push_back(std::isfinite(x) ? x : 0.5f);
+      const std::string name = "nvfp4 " + std::string(dtype_info(src).name) + " cols " + std::to_string(cols);
+      for (const auto* values : std::vector<const std::vector<float>*>{&w, &finite})
+        for (const bool signed_zero : {false, true})
+          check_every_impl(name + " signed zero " + std::to_string(signed_zero), [&] {
+            const float g = nvfp4_global_scale(absmax(values->data(), values->size()), src);
+            std::vector<uint8_t> scales(rows * cols / 16), packed(rows * cols / 2);
+            nvfp4_block_scales(values->data(), cols, 0, rows, src, g, scales.data());
+            nvfp4_quantize_rows(values->data(), cols, 0, rows, scales.data(), g, packed.data(), signed_zero);
+            packed.insert(packed.end(), scales.begin(), scales.end());
+            return packed;
+          });
+      // Given scales (--reuse-scales): every E4M3 code, NaN codes included, and odd globals.
+      std::vector<uint8_t> given(rows * cols / 16);
+      for (size_t i = 0; i < given.size(); ++i) given[i] = static_cast<uint8_t>(i * 37 + 5);
+      for (const float g : {1.0f, 448.0f * 6.0f, 1e-30f, std::numeric_limits<float>::infinity()})
+        check_every_impl(name + " given scales, global " + std::to_string(g), [&] {
+          std::vector<uint8_t> packed(rows * cols / 2);
+          nvfp4_quantize_rows(w.data(), cols, 0, rows, given.data(), g, packed.data());
+          return packed;
+        });
     }
   }
 }

@@ -41,4 +41,11 @@ bool fp8_block_rows(const float* values, uint64_t cols, uint64_t rows, uint64_t 
 bool ct_fp8_rows(const float* values, uint64_t cols, uint64_t rows, DType src, const float* scale, bool per_row,
                  bool add_zero_point, uint8_t* out);
 
+// nvfp4_block_scales. Returns false when not done.
+bool nvfp4_scales(const float* values, uint64_t cols, uint64_t rows, DType src, float global_scale, uint8_t* scale_e4m3);
+
+// nvfp4_quantize_rows. Returns false when not done.
+bool nvfp4_rows(const float* values, uint64_t cols, uint64_t rows, const uint8_t* scale_e4m3, float global_scale,
+                uint8_t* packed, bool signed_zero);
+
 }  // namespace amn::lethe::simd
