@@ -23,6 +23,7 @@
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/lethe/torch_ops.h"
 
@@ -296,6 +297,35 @@ TEST_CASE("lethe simd: NVFP4 in F32, BF16, F16 on every implementation", "[lethe
           nvfp4_quantize_rows(w.data(), cols, 0, rows, given.data(), g, packed.data());
           return packed;
         });
+    }
+  }
+}
+
+TEST_CASE("lethe simd: MXFP4 on every implementation", "[lethe][simd]") {
+  for (const uint64_t cols : {32, 96, 512}) {
+    const uint64_t rows = 9;
+    const auto v = adversarial(rows * cols, uint32_t(cols + 5));
+    // Values spread over many binades, so that quotients reach E2M1's subnormal and tiny range.
+    std::vector<float> wide(v.size());
+    std::mt19937 rng{static_cast<uint32_t>(cols)};
+    for (size_t i = 0; i < wide.size(); ++i) wide[i] = v[i] * std::ldexp(1.0f, int(rng() % 60) - 30);
+    for (const auto* values : std::vector<const std::vector<float>*>{&v, &wide}) {
+      check_every_impl("mxfp4 cols " + std::to_string(cols), [&] {
+        std::vector<uint8_t> blocks(rows * cols / 2), scales(rows * cols / 32);
+        mxfp4_quantize_rows(values->data(), rows, cols, blocks.data(), scales.data());
+        blocks.insert(blocks.end(), scales.begin(), scales.end());
+        return blocks;
+      });
+      // Given scales: every exponent byte, 0 and 255 included.
+      std::vector<uint8_t> given(rows * cols / 32);
+      for (size_t i = 0; i < given.size(); ++i) given[i] = static_cast<uint8_t>(i * 29 + (i % 3 == 0 ? 0 : 100));
+      given[0] = 0;
+      given.back() = 255;
+      check_every_impl("mxfp4 given scales cols " + std::to_string(cols), [&] {
+        std::vector<uint8_t> blocks(rows * cols / 2), scales = given;
+        mxfp4_quantize_rows(values->data(), rows, cols, blocks.data(), scales.data(), true);
+        return blocks;
+      });
     }
   }
 }

@@ -48,4 +48,7 @@ bool nvfp4_scales(const float* values, uint64_t cols, uint64_t rows, DType src, 
 bool nvfp4_rows(const float* values, uint64_t cols, uint64_t rows, const uint8_t* scale_e4m3, float global_scale,
                 uint8_t* packed, bool signed_zero);
 
+// mxfp4_quantize_rows. Returns false when not done.
+bool mxfp4_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* blocks, uint8_t* scales, bool reuse);
+
 }  // namespace amn::lethe::simd
