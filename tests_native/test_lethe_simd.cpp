@@ -23,6 +23,7 @@
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/mlx_encode.h"
 #include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/lethe/torch_ops.h"
@@ -327,5 +328,32 @@ TEST_CASE("lethe simd: MXFP4 on every implementation", "[lethe][simd]") {
         return blocks;
       });
     }
+  }
+}
+
+TEST_CASE("lethe simd: MLX affine 4 and 8 bits on every implementation", "[lethe][simd]") {
+  for (const uint64_t group : {32, 64, 128}) {
+    const uint64_t rows = 5, cols = 4 * group;
+    auto v = adversarial(rows * cols, uint32_t(group + 3));
+    // Groups that are all zero, all NaN, constant, one-signed, and halves (rint's ties).
+    for (uint64_t j = 0; j < group; ++j) {
+      v[j] = 0.0f;
+      v[group + j] = from_bits(0x7FC00000u);
+      v[2 * group + j] = 0.25f;
+      v[3 * group + j] = float(j % 16) * 0.5f;
+    }
+    for (const uint32_t bits : {2u, 4u, 8u})
+      for (const DType dt : {DType::F32, DType::BF16, DType::F16})
+        check_every_impl("mlx affine bits " + std::to_string(bits) + " group " + std::to_string(group) + " " +
+                             std::string(dtype_info(dt).name),
+                         [&] {
+                           const size_t es = dt == DType::F32 ? 4 : 2;
+                           std::vector<uint8_t> packed(rows * cols * bits / 8), scales(rows * cols / group * es),
+                               biases(scales.size());
+                           mlx_affine_quantize_rows(v.data(), rows, cols, bits, group, dt, packed.data(), scales.data(),
+                                                    biases.data());
+                           for (const auto* part : {&scales, &biases}) packed.insert(packed.end(), part->begin(), part->end());
+                           return packed;
+                         });
   }
 }

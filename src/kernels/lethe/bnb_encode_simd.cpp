@@ -42,6 +42,9 @@ HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, int8_t*) { return fa
 // bound a binary search finds. Vectors of 8 lanes or more search: at step k the 2^k
 // midpoints the lanes may compare with fit one vector, looked up by the bits found so far
 // (4 compares and 3 lookups). Narrower vectors count with 15 compares.
+// With 16 lanes the search's tables hold each midpoint at the lane of the bits found so far.
+constexpr bool kDirect = HWY_MAX_BYTES / sizeof(float) >= 16 && HWY_TARGET == HWY_AVX3;
+
 template <class DF>
 struct Midpoints {
   using VF = hn::VFromD<DF>;
@@ -53,7 +56,9 @@ struct Midpoints {
     HWY_ALIGN float t[HWY_MAX_BYTES / sizeof(float)] = {};
     for (int level = 0; level < 4; ++level) {
       const int stride = 16 >> level;  // midpoints stride / 2 - 1 + j * stride
-      for (int j = 0; j < (1 << level); ++j) t[j] = bounds[stride / 2 - 1 + j * stride];
+      // 16 lanes: midpoint j at lane j * stride, looked up by i itself (no shift).
+      const int at = kDirect ? stride : 1;
+      for (int j = 0; j < (1 << level); ++j) t[j * at] = bounds[stride / 2 - 1 + j * stride];
       step[level] = hn::Load(df, t);
     }
     step[0] = all[7];  // compared in every lane, not looked up
@@ -66,11 +71,11 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> CountBelow(DF df, const Midpoints<
   if constexpr (HWY_MAX_BYTES >= 32) {
     // i: the bits found so far; lane i >> (4 - level) of step[level] is the next midpoint.
     auto i = hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(b.step[0], v))), hn::Set(di, 8));
-    auto t = hn::TableLookupLanes(b.step[1], hn::IndicesFromVec(df, hn::ShiftRight<3>(i)));
+    auto t = hn::TableLookupLanes(b.step[1], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<3>(i)));
     i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 4)));
-    t = hn::TableLookupLanes(b.step[2], hn::IndicesFromVec(df, hn::ShiftRight<2>(i)));
+    t = hn::TableLookupLanes(b.step[2], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<2>(i)));
     i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 2)));
-    t = hn::TableLookupLanes(b.step[3], hn::IndicesFromVec(df, hn::ShiftRight<1>(i)));
+    t = hn::TableLookupLanes(b.step[3], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<1>(i)));
     return hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 1)));
   } else {
     auto count = hn::Set(di, 15);

@@ -51,4 +51,12 @@ bool nvfp4_rows(const float* values, uint64_t cols, uint64_t rows, const uint8_t
 // mxfp4_quantize_rows. Returns false when not done.
 bool mxfp4_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* blocks, uint8_t* scales, bool reuse);
 
+// MLX affine, `groups` groups of `group` values: each one's max and min as MLX's std::max /
+// std::min find them (NaN passed over). False (nothing done) unless bits is 4 or 8 and the
+// group fills whole vectors.
+bool mlx_ranges(const float* values, uint64_t groups, uint64_t group, uint32_t bits, float* w_min, float* w_max);
+// Their packed codes with each group's F32 scale and bias (after mlx_ranges said true).
+void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, const float* scale,
+               const float* bias, uint8_t* packed);
+
 }  // namespace amn::lethe::simd
