@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/byte_lookup-inl.h"  // LookupBytes16: the swizzle on WASM
 #include "kernels/lethe/encode-inl.h"
 #include "kernels/lethe/encode_simd.h"
 #include "kernels/lethe/torch_ops.h"  // absmax_scan
@@ -97,13 +98,14 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uin
   const Midpoints<hn::ScalableTag<float>> vb(df, bounds);
   bool identity = true;
   for (int k = 0; k < 16; ++k) identity = identity && order[k] == k;
-  // order[count] by a byte shuffle of each lane's low byte; the other bytes are cleared.
+  // order[count] by a byte shuffle of each lane's low byte (per 128-bit block); the other
+  // bytes are cleared.
   const hn::Repartition<uint8_t, decltype(di)> dbytes;
   const auto table = hn::LoadDup128(dbytes, order);
   const auto low = hn::Set(di, 0xFF);
   const auto map = [&](hn::VFromD<decltype(di)> count) {
     if (identity) return count;
-    return hn::And(hn::BitCast(di, hn::TableLookupBytes(table, hn::BitCast(dbytes, count))), low);
+    return hn::And(hn::BitCast(di, ::amn::HWY_NAMESPACE::LookupBytes16(table, hn::BitCast(dbytes, count))), low);
   };
   const auto neg_zero = hn::Set(du, 0x80000000u);
   for (uint64_t b = 0; b < blocks; ++b) {
