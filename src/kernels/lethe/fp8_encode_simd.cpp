@@ -65,7 +65,6 @@ HWY_NOINLINE bool CtFp8Rows(const float*, uint64_t, uint64_t, DType, const float
 HWY_NOINLINE bool Fp8BlockRows(const float* HWY_RESTRICT values, uint64_t cols, uint64_t rows, uint64_t block_rows,
                                uint64_t block_cols, const float* HWY_RESTRICT scale, uint8_t* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
   const uint64_t tile_cols = (cols + block_cols - 1) / block_cols;
   // The x86 FPU's default NaN (what the reference writes for an invalid product).
   const auto invalid = hn::Set(df, -std::numeric_limits<float>::quiet_NaN());
