@@ -22,19 +22,102 @@ export function memoryFile(bytes, name = DEFAULT_NAME) {
   };
 }
 
+// A Blob or File, read through BYOB readers of its byte stream into ArrayBuffers that the
+// caller hands back with recycle() once it has copied the bytes on (into WASM memory), so
+// reading makes no garbage: `slice().arrayBuffer()` makes a fresh ArrayBuffer per piece,
+// which V8 frees only at a full collection (started by 64 MiB of new external memory,
+// finished later), and that garbage grew a Chromium tab by 87–213 MiB while a 1 GiB tensor
+// was read in 4 MiB pieces. A stream stays open where its read ended, for the next read
+// that starts there (the core reads a tensor's pieces in order): a stream per piece costs
+// its own garbage and is ~7× slower in Chromium (docs/web.md, "Bounded detail"). Where
+// Blob.stream() is not a byte stream (Node 20) a read is slice().arrayBuffer().
 export function blobFile(blob, name) {
+  const label = `reading ${name || blob.name || 'blob'}`;
+  const spare = [];  // buffers handed back by recycle(), at most MAX_SPARE_BUFFERS
+  const open = new Map();  // position -> a BYOB reader whose next byte is there (idle)
+  const take = (length) => {
+    const i = spare.findIndex((b) => b.byteLength >= length);
+    return i < 0 ? new ArrayBuffer(length) : spare.splice(i, 1)[0];
+  };
+  const readerAt = (offset) => {
+    const kept = open.get(offset);
+    if (kept) { open.delete(offset); return kept; }
+    return byobReader(blob.slice(offset));
+  };
+  const keep = (position, reader) => {
+    if (position >= blob.size) { reader.cancel().catch(() => {}); return; }
+    open.set(position, reader);
+    if (open.size > MAX_OPEN_STREAMS) {
+      const [oldest, r] = open.entries().next().value;
+      open.delete(oldest);
+      r.cancel().catch(() => {});
+    }
+  };
   return {
     name: name || blob.name || DEFAULT_NAME,
     size: blob.size,
     async read(offset, length, signal) {
       throwIfAborted(signal);
       try {
-        return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+        const reader = readerAt(offset);
+        if (!reader) return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+        const bytes = await readExactly(reader, take(length), length, signal);
+        keep(offset + length, reader);
+        return bytes;
       } catch (err) {
-        throw asIoError(err, `reading ${name || blob.name || 'blob'}`, signal);
+        throw asIoError(err, label, signal);
       }
     },
+    // The bytes of a read() are copied on: its buffer may take the next read.
+    recycle(bytes) {
+      if (spare.length < MAX_SPARE_BUFFERS && bytes.byteOffset === 0) spare.push(bytes.buffer);
+    },
+    async close() {
+      const readers = [...open.values()];
+      open.clear();
+      spare.length = 0;
+      await Promise.allSettled(readers.map((r) => r.cancel()));
+    },
   };
+}
+
+// Buffers a Blob keeps for its next reads (session.js reads a few ranges at once), each as
+// large as the largest read it served; streams it keeps open for the next read.
+const MAX_SPARE_BUFFERS = 8;
+const MAX_OPEN_STREAMS = 4;
+
+function byobReader(blob) {
+  try {
+    return blob.stream().getReader({ mode: 'byob' });
+  } catch {
+    return null;  // not a byte stream
+  }
+}
+
+// The next `length` bytes of `reader`'s stream, into `buffer`. Each read transfers the
+// buffer (the old ArrayBuffer object is detached; its memory moves to the new one). A
+// failed or cancelled read cancels the stream.
+async function readExactly(reader, buffer, length, signal) {
+  const cancel = () => { reader.cancel().catch(() => {}); };
+  signal?.addEventListener('abort', cancel, { once: true });
+  try {
+    let got = 0;
+    while (got < length) {
+      // `min`: one read fills the view (Chromium otherwise answers ~150 KiB a read, and
+      // each read's promise and views are garbage too); ignored where unknown.
+      const { value, done } = await reader.read(new Uint8Array(buffer, got, length - got), { min: length - got });
+      throwIfAborted(signal);
+      if (done) throw new Error(`short read (${got} of ${length} bytes): did the file change?`);
+      buffer = value.buffer;
+      got += value.byteLength;
+    }
+    return new Uint8Array(buffer, 0, length);
+  } catch (err) {
+    cancel();
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+  }
 }
 
 // Which of a folder's files make the model, and the config files read beside a model
