@@ -35,9 +35,10 @@ export function blobFile(blob, name) {
   const label = `reading ${name || blob.name || 'blob'}`;
   const spare = [];  // buffers handed back by recycle(), at most MAX_SPARE_BUFFERS
   const open = new Map();  // position -> a BYOB reader whose next byte is there (idle)
-  const take = (length) => {
-    const i = spare.findIndex((b) => b.byteLength >= length);
-    return i < 0 ? new ArrayBuffer(length) : spare.splice(i, 1)[0];
+  const take = (length) => {  // the smallest spare that holds `length`, or a new buffer
+    let best = -1;
+    spare.forEach((b, i) => { if (b.byteLength >= length && (best < 0 || b.byteLength < spare[best].byteLength)) best = i; });
+    return best < 0 ? new ArrayBuffer(length) : spare.splice(best, 1)[0];
   };
   const readerAt = (offset) => {
     const kept = open.get(offset);
@@ -69,8 +70,12 @@ export function blobFile(blob, name) {
       }
     },
     // The bytes of a read() are copied on: its buffer may take the next read.
+    // The smallest spare goes when there are too many: a header's small reads must not
+    // crowd out the buffer the pieces of a tensor take in turn.
     recycle(bytes) {
-      if (spare.length < MAX_SPARE_BUFFERS && bytes.byteOffset === 0) spare.push(bytes.buffer);
+      if (bytes.byteOffset !== 0) return;
+      spare.push(bytes.buffer);
+      if (spare.length > MAX_SPARE_BUFFERS) spare.splice(spare.indexOf(spare.reduce((a, b) => (b.byteLength < a.byteLength ? b : a))), 1);
     },
     async close() {
       const readers = [...open.values()];

@@ -35,6 +35,20 @@ test('a recycled buffer takes the next read (its view is detached by it): readin
   await file.close();
 });
 
+test('small recycled buffers do not crowd out a large one', async () => {
+  const file = blobFile(new Blob([pattern(1 << 16)]), 'b');
+  const large = await file.read(0, 4096);
+  // A header's small reads, at once: each a buffer of its own, all recycled.
+  const small = await Promise.all(Array.from({ length: 20 }, (_, k) => file.read(8192 + k * 16, 16)));
+  small.forEach((b) => file.recycle(b));
+  file.recycle(large);
+  const next = await file.read(4096, 4096);
+  assert.equal(large.byteLength, 0, 'the large buffer took the next large read');
+  assert.equal(next.buffer.byteLength, 4096);
+  assert.deepEqual(next, pattern(1 << 16).subarray(4096, 8192));
+  await file.close();
+});
+
 test('an aborted read of a Blob is an AbortError', async () => {
   const file = blobFile(new Blob([pattern(4096)]), 'b');
   const controller = new AbortController();
