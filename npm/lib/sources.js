@@ -29,8 +29,9 @@ export function memoryFile(bytes, name = DEFAULT_NAME) {
 // finished later), and that garbage grew a Chromium tab by 87–213 MiB while a 1 GiB tensor
 // was read in 4 MiB pieces. A stream stays open where its read ended, for the next read
 // that starts there (the core reads a tensor's pieces in order): a stream per piece costs
-// its own garbage and is ~7× slower in Chromium (docs/web.md, "Bounded detail"). Where
-// Blob.stream() is not a byte stream (Node 20) a read is slice().arrayBuffer().
+// its own garbage and is ~7× slower in Chromium (docs/web.md, "Bounded detail"). Reads
+// under STREAM_MIN_BYTES (headers, an archive's member headers), and every read where
+// Blob.stream() is not a byte stream, are slice().arrayBuffer().
 export function blobFile(blob, name) {
   const label = `reading ${name || blob.name || 'blob'}`;
   const spare = [];  // buffers handed back by recycle(), at most MAX_SPARE_BUFFERS
@@ -60,7 +61,7 @@ export function blobFile(blob, name) {
     async read(offset, length, signal) {
       throwIfAborted(signal);
       try {
-        const reader = readerAt(offset);
+        const reader = length >= STREAM_MIN_BYTES ? readerAt(offset) : null;
         if (!reader) return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
         const bytes = await readExactly(reader, take(length), length, signal);
         keep(offset + length, reader);
@@ -90,6 +91,9 @@ export function blobFile(blob, name) {
 // large as the largest read it served; streams it keeps open for the next read.
 const MAX_SPARE_BUFFERS = 8;
 const MAX_OPEN_STREAMS = 4;
+// A stream reads ahead (Chromium fills a 2 MiB data pipe from the file), which a small
+// read that is not followed by the next one would waste; its garbage is small anyway.
+const STREAM_MIN_BYTES = 64 * 1024;
 
 function byobReader(blob) {
   try {

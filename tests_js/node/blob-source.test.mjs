@@ -14,7 +14,7 @@ const pattern = (n) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + (i >> 8
 test('a Blob reads the right bytes in order, out of order, and across a kept stream', async () => {
   const bytes = pattern(1 << 20);
   const file = blobFile(new Blob([bytes]), 'b');
-  for (const [offset, length] of [[0, 1000], [1000, 70000], [71000, 5], [5, 10], [900000, 148576], [71005, 1]]) {
+  for (const [offset, length] of [[0, 1000], [1000, 70000], [71000, 70000], [141000, 5], [5, 100000], [900000, 148576], [100005, 65536]]) {
     const got = await file.read(offset, length);
     assert.deepEqual(got, bytes.subarray(offset, offset + length), `bytes ${offset}+${length}`);
     file.recycle(got);
@@ -23,29 +23,31 @@ test('a Blob reads the right bytes in order, out of order, and across a kept str
 });
 
 test('a recycled buffer takes the next read (its view is detached by it): reading makes no garbage', async () => {
-  const file = blobFile(new Blob([pattern(4096)]), 'b');
-  const first = await file.read(0, 1024);
+  const K = 64 * 1024;  // reads this large stream (smaller ones are slice().arrayBuffer())
+  const file = blobFile(new Blob([pattern(8 * K)]), 'b');
+  const first = await file.read(0, 2 * K);
   file.recycle(first);
-  const second = await file.read(1024, 512);
+  const second = await file.read(2 * K, K);
   assert.equal(first.byteLength, 0, 'the first read\'s buffer moved into the second');
-  assert.equal(second.buffer.byteLength, 1024);
-  assert.deepEqual(second, pattern(4096).subarray(1024, 1536));
-  const kept = await file.read(2000, 100);  // not recycled: a buffer of its own
-  assert.equal(kept.buffer.byteLength, 100);
+  assert.equal(second.buffer.byteLength, 2 * K);
+  assert.deepEqual(second, pattern(8 * K).subarray(2 * K, 3 * K));
+  const kept = await file.read(5 * K, K);  // the first buffer not recycled: one of its own
+  assert.equal(kept.buffer.byteLength, K);
   await file.close();
 });
 
 test('small recycled buffers do not crowd out a large one', async () => {
-  const file = blobFile(new Blob([pattern(1 << 16)]), 'b');
-  const large = await file.read(0, 4096);
+  const K = 64 * 1024;
+  const file = blobFile(new Blob([pattern(4 * K)]), 'b');
+  const large = await file.read(0, K);
   // A header's small reads, at once: each a buffer of its own, all recycled.
-  const small = await Promise.all(Array.from({ length: 20 }, (_, k) => file.read(8192 + k * 16, 16)));
+  const small = await Promise.all(Array.from({ length: 20 }, (_, k) => file.read(2 * K + k * 16, 16)));
   small.forEach((b) => file.recycle(b));
   file.recycle(large);
-  const next = await file.read(4096, 4096);
+  const next = await file.read(K, K);
   assert.equal(large.byteLength, 0, 'the large buffer took the next large read');
-  assert.equal(next.buffer.byteLength, 4096);
-  assert.deepEqual(next, pattern(1 << 16).subarray(4096, 8192));
+  assert.equal(next.buffer.byteLength, K);
+  assert.deepEqual(next, pattern(4 * K).subarray(K, 2 * K));
   await file.close();
 });
 
