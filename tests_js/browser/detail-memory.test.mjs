@@ -9,7 +9,7 @@
 //
 // The bound is issue 17's: 64 MiB. The core holds ~8 MiB (a 4 MiB piece in and out); the
 // File is read through one BYOB stream into a reused buffer (npm/lib/sources.js blobFile),
-// so reading makes no garbage. Measured 46–57 MiB on a loaded 2-core machine: the WASM
+// so reading makes no garbage. Measured 46–61 MiB on a loaded 2-core machine: the WASM
 // heap's pages first touched, the read buffer, a 2 MiB data pipe per stream, V8's heap and
 // code paged in. (With `slice().arrayBuffer()` per piece it was 87–213 MiB, most of it
 // ArrayBuffers awaiting collection.) The measured growth is printed as a diagnostic line.
