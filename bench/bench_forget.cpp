@@ -12,6 +12,7 @@
 // --write-inputs writes the input (DIR/input.f32.bin, row-major F32) and each case's
 // outputs (DIR/<case>.<part>.bin), so that bench/forget_torch.py can time the producers'
 // arithmetic in PyTorch on the very same values and count the bytes that differ.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@
 
 #include "bench_util.h"
 #include "core/dtype.h"
+#include "kernels/cast.h"
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
@@ -92,9 +94,18 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
                       {"scale_inv", std::vector<uint8_t>(tiles * 4)},
                       {"scale", std::vector<uint8_t>(tiles * 4)}},
                      [=](const float* in, std::vector<Out>& o) {
+                       // A band of 128 rows at a time, scales then codes, as the fp8-block
+                       // scheme runs them (schemes/forget_fp8.cpp).
                        const lethe::Fp8Block block{128, 128};
-                       lethe::fp8_block_scales(in, cols, 0, rows, block, as<float>(o[2].bytes), as<float>(o[1].bytes));
-                       lethe::fp8_block_quantize_rows(in, cols, 0, rows, block, as<float>(o[2].bytes), o[0].bytes.data());
+                       const uint64_t tile_cols = (cols + 127) / 128;
+                       for (uint64_t r0 = 0; r0 < rows; r0 += 128) {
+                         const uint64_t r1 = std::min(rows, r0 + 128);
+                         float* scale = as<float>(o[2].bytes) + r0 / 128 * tile_cols;
+                         lethe::fp8_block_scales(in + r0 * cols, cols, r0, r1, block, scale,
+                                                 as<float>(o[1].bytes) + r0 / 128 * tile_cols);
+                         lethe::fp8_block_quantize_rows(in + r0 * cols, cols, r0, r1, block, scale,
+                                                        o[0].bytes.data() + r0 * cols);
+                       }
                      }});
   }
   // compressed-tensors float-quantized, an F32 weight: per row, and one scale for the tensor.
@@ -171,8 +182,8 @@ int main(int argc, char** argv) {
               "encoder's runs\n\n",
               static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
               static_cast<unsigned long long>(n), kRuns, static_cast<unsigned long long>(n * 4));
-  std::printf("CPU: %s; build: %s; one implementation per encoder (no per-target dispatch)\n\n",
-              amn::bench::cpu_model().c_str(), amn::bench::kArch);
+  std::printf("CPU: %s; build: %s; implementation: %s (AMN_FORCE_IMPL=scalar for the reference)\n\n",
+              amn::bench::cpu_model().c_str(), amn::bench::kArch, std::string(amn::active_impl_name()).c_str());
   std::printf("| encoder | Melem/s | memcpy Melem/s | encoder / memcpy |\n|---|---:|---:|---:|\n");
 
   auto cases = make_cases(rows, cols);

@@ -407,6 +407,9 @@ export interface ForgetOptions {
   tokenEmbeddingType?: string;
   /** GGUF: llama-quantize's --leave-output-tensor (output.weight kept as stored). */
   leaveOutputTensor?: boolean;
+  /** GGUF: llama-quantize's --tensor-type: 'NAME=TYPE' or a list (NAME a regular expression
+   *  searched in tensor names, TYPE a ggml type; the first that matches wins). */
+  tensorType?: string | string[];
   /** GGUF: llama.cpp's importance matrix (llama-quantize --imatrix): the GGUF or legacy .dat
    *  file's bytes, a Blob / File, or in Node a path or file: URL. */
   imatrix?: Uint8Array | ArrayBuffer | Blob | string | URL;

@@ -75,6 +75,8 @@ TEST_CASE("forget --to gguf with a file type writes llama-quantize's tensors", "
       {"tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf",
        R"({"to":"gguf","scheme":"Q4_K_M","tokenEmbeddingType":"q8_0","outputTensorType":"q5_k"})", 15},
       {"tiny-Q3_K_L-leave_output.gguf", R"({"to":"gguf","scheme":"Q3_K_L","leaveOutputTensor":true})", 13},
+      // JSON escapes: the expressions are blk\.0\.attn_v, ... (README.md).
+      {"tiny-Q4_K_M-tensor_type.gguf", R"({"to":"gguf","scheme":"Q4_K_M","tensorType":["blk\\.0\\.attn_v=q8_0","ffn_(up|gate)=q5_0","blk\\.1\\.ffn_up=q8_0","BLK\\.2\\.ATTN_Q=iq4_nl","attn_output=q4_k"]})", 15},
       {"tiny-tied-Q4_K_M.gguf", R"({"to":"gguf","scheme":"Q4_K_M"})", 15, tied},
       {"tiny-tied-Q3_K_M.gguf", R"({"to":"gguf","scheme":"Q3_K_M"})", 12, tied},
   };

@@ -275,12 +275,13 @@ export class Model {
    *  a folder holding model.safetensors and config.json with the producer's
    *  quantization_config. `to: 'gguf'` with a llama-quantize file type as `scheme`
    *  ('Q4_K_M', 'q8_0': its per-tensor mix; `outputTensorType`, `tokenEmbeddingType`,
-   *  `leaveOutputTensor` as llama-quantize's options) or a ggml type with `pure` ('Q4_K';
+   *  `leaveOutputTensor`, `tensorType` ('NAME=TYPE' or a list, regular expressions) as
+   *  llama-quantize's options) or a ggml type with `pure` ('Q4_K';
    *  `ggufKv`, `ggufMetadata` as convert's) writes one GGUF file. Resolves to the sink's result with `tensors`, `lethe` (what
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
-  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, imatrix, imatrixName,
+  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, tensorType, imatrix, imatrixName,
     includeWeights, excludeWeights, allowRequantize = false, ggufKv,
     ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, mode, skip, only, shards, maxShardSize, splitMaxSize,
     splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, threads, openShard, onProgress,
@@ -301,6 +302,7 @@ export class Model {
       imatrix: matrix ? matrix.name : null, includeWeights: includeWeights ?? null, excludeWeights: excludeWeights ?? null,
       allowRequantize,
       outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
+      tensorType: tensorType ?? null,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, torchThreads: torchThreads ?? null, bits: bits ?? null,
       groupSize: groupSize ?? null, mode: mode ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
       splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),

@@ -61,6 +61,31 @@ function give(M, session, file, offset, bytes) {
   if (st && st.ok === false) throw errorFromStatus(st);
 }
 
+// A range larger than the core's host read piece (hostReadPieceBytes), of a file whose reads
+// reuse their buffers (a Blob: recycle()): read piece by piece straight into the buffer the
+// core adopts, so no more than a piece of it is outside WASM memory at a time (a 64 MiB
+// layer that forget takes whole is not held twice by a browser tab).
+async function readIntoCore(M, session, ref, file, range, signal) {
+  const n = range.length;
+  const p = M._malloc(n) >>> 0;
+  if (p === 0) throw new AmnError('limit', `out of WASM memory allocating ${n} bytes`);
+  let adopted = false;
+  try {
+    const piece = M.hostReadPieceBytes();
+    for (let k = 0; k < n; k += piece) {
+      const part = await ref.read(range.offset + k, Math.min(piece, n - k), signal);
+      M.HEAPU8.set(part, p + k);  // HEAPU8 read after the await: growth replaces it
+      ref.recycle(part);
+    }
+    throwIfAborted(signal);
+    adopted = true;  // the core frees it from here on, whatever addBytes answers
+    const st = session.addBytes(file, range.offset, p, n);
+    if (st && st.ok === false) throw errorFromStatus(st);
+  } finally {
+    if (!adopted) M._free(p);
+  }
+}
+
 export async function supplyBytes(M, session, files, needBytes, signal) {
   const ranges = coalesce(needBytes || []);
   if (ranges.length === 0) throw new AmnError('internal', 'the core asked for bytes but named no range');
@@ -88,10 +113,17 @@ export async function supplyBytes(M, session, files, needBytes, signal) {
       const { file, ranges: batch } = jobs[next++];
       const ref = files.byId.get(file);
       throwIfAborted(signal);
+      if (batch.length === 1 && ref.recycle && batch[0].length > M.hostReadPieceBytes()) {
+        await readIntoCore(M, session, ref, file, batch[0], signal);
+        continue;
+      }
       const parts = batch.length > 1 ? await ref.readMany(batch, signal)
         : [await ref.read(batch[0].offset, batch[0].length, signal)];
       throwIfAborted(signal);
-      batch.forEach((r, i) => give(M, session, file, r.offset, parts[i]));
+      batch.forEach((r, i) => {
+        give(M, session, file, r.offset, parts[i]);
+        ref.recycle?.(parts[i]);  // copied into WASM memory: its buffer may take the next read
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, jobs.length) }, worker));

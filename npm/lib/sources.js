@@ -22,19 +22,111 @@ export function memoryFile(bytes, name = DEFAULT_NAME) {
   };
 }
 
+// A Blob or File, read through BYOB readers of its byte stream into ArrayBuffers that the
+// caller hands back with recycle() once it has copied the bytes on (into WASM memory), so
+// reading makes no garbage: `slice().arrayBuffer()` makes a fresh ArrayBuffer per piece,
+// which V8 frees only at a full collection (started by 64 MiB of new external memory,
+// finished later), and that garbage grew a Chromium tab by 87–213 MiB while a 1 GiB tensor
+// was read in 4 MiB pieces. A stream stays open where its read ended, for the next read
+// that starts there (the core reads a tensor's pieces in order): a stream per piece costs
+// its own garbage and is ~7× slower in Chromium (docs/web.md, "Bounded detail"). Reads
+// under STREAM_MIN_BYTES (headers, an archive's member headers), and every read where
+// Blob.stream() is not a byte stream, are slice().arrayBuffer().
 export function blobFile(blob, name) {
+  const label = `reading ${name || blob.name || 'blob'}`;
+  const spare = [];  // buffers handed back by recycle(), at most MAX_SPARE_BUFFERS
+  const open = new Map();  // position -> a BYOB reader whose next byte is there (idle)
+  const take = (length) => {  // the smallest spare that holds `length`, or a new buffer
+    let best = -1;
+    spare.forEach((b, i) => { if (b.byteLength >= length && (best < 0 || b.byteLength < spare[best].byteLength)) best = i; });
+    return best < 0 ? new ArrayBuffer(length) : spare.splice(best, 1)[0];
+  };
+  const readerAt = (offset) => {
+    const kept = open.get(offset);
+    if (kept) { open.delete(offset); return kept; }
+    return byobReader(blob.slice(offset));
+  };
+  const keep = (position, reader) => {
+    if (position >= blob.size) { reader.cancel().catch(() => {}); return; }
+    open.set(position, reader);
+    if (open.size > MAX_OPEN_STREAMS) {
+      const [oldest, r] = open.entries().next().value;
+      open.delete(oldest);
+      r.cancel().catch(() => {});
+    }
+  };
   return {
     name: name || blob.name || DEFAULT_NAME,
     size: blob.size,
     async read(offset, length, signal) {
       throwIfAborted(signal);
       try {
-        return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+        const reader = length >= STREAM_MIN_BYTES ? readerAt(offset) : null;
+        if (!reader) return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+        const bytes = await readExactly(reader, take(length), length, signal);
+        keep(offset + length, reader);
+        return bytes;
       } catch (err) {
-        throw asIoError(err, `reading ${name || blob.name || 'blob'}`, signal);
+        throw asIoError(err, label, signal);
       }
     },
+    // The bytes of a read() are copied on: its buffer may take the next read.
+    // The smallest spare goes when there are too many: a header's small reads must not
+    // crowd out the buffer the pieces of a tensor take in turn.
+    recycle(bytes) {
+      if (bytes.byteOffset !== 0) return;
+      spare.push(bytes.buffer);
+      if (spare.length > MAX_SPARE_BUFFERS) spare.splice(spare.indexOf(spare.reduce((a, b) => (b.byteLength < a.byteLength ? b : a))), 1);
+    },
+    async close() {
+      const readers = [...open.values()];
+      open.clear();
+      spare.length = 0;
+      await Promise.allSettled(readers.map((r) => r.cancel()));
+    },
   };
+}
+
+// Buffers a Blob keeps for its next reads (session.js reads a few ranges at once), each as
+// large as the largest read it served; streams it keeps open for the next read.
+const MAX_SPARE_BUFFERS = 8;
+const MAX_OPEN_STREAMS = 4;
+// A stream reads ahead (Chromium fills a 2 MiB data pipe from the file), which a small
+// read that is not followed by the next one would waste; its garbage is small anyway.
+const STREAM_MIN_BYTES = 64 * 1024;
+
+function byobReader(blob) {
+  try {
+    return blob.stream().getReader({ mode: 'byob' });
+  } catch {
+    return null;  // not a byte stream
+  }
+}
+
+// The next `length` bytes of `reader`'s stream, into `buffer`. Each read transfers the
+// buffer (the old ArrayBuffer object is detached; its memory moves to the new one). A
+// failed or cancelled read cancels the stream.
+async function readExactly(reader, buffer, length, signal) {
+  const cancel = () => { reader.cancel().catch(() => {}); };
+  signal?.addEventListener('abort', cancel, { once: true });
+  try {
+    let got = 0;
+    while (got < length) {
+      // `min`: one read fills the view (Chromium otherwise answers ~150 KiB a read, and
+      // each read's promise and views are garbage too); ignored where unknown.
+      const { value, done } = await reader.read(new Uint8Array(buffer, got, length - got), { min: length - got });
+      throwIfAborted(signal);
+      if (done) throw new Error(`short read (${got} of ${length} bytes): did the file change?`);
+      buffer = value.buffer;
+      got += value.byteLength;
+    }
+    return new Uint8Array(buffer, 0, length);
+  } catch (err) {
+    cancel();
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+  }
 }
 
 // Which of a folder's files make the model, and the config files read beside a model

@@ -46,6 +46,7 @@ struct ForgetSettings {
   // names; empty: the file type's choice) and --leave-output-tensor.
   std::string output_tensor_type, token_embedding_type;
   bool leave_output_tensor = false;
+  std::vector<std::string> tensor_types;  // --to gguf: llama-quantize's --tensor-type NAME=TYPE, in order
   // --to gguf: llama-quantize's --imatrix: the file's name as given, and the matrix (null
   // while a request is only checked: the name alone lets the types that need one pass).
   std::string imatrix_file;

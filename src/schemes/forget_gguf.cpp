@@ -222,7 +222,8 @@ class GgufForgetter final : public Forgetter {
   // The file type's choice for every tensor of the model, as llama-quantize makes it; --pure
   // with a ggml type needs no model (each tensor's type follows from its shape).
   Status prepare(const Model& model) override {
-    if (pure_type_ != kNoGgmlType && !settings_.output_type && !settings_.token_embd_type && settings_.quantize_output) {
+    if (pure_type_ != kNoGgmlType && !settings_.output_type && !settings_.token_embd_type && settings_.quantize_output &&
+        settings_.tensor_types.empty()) {
       return {};
     }
     GgufMixModel m;  // --pure reads nothing of the model
@@ -432,6 +433,11 @@ Result<std::unique_ptr<Forgetter>> make_gguf_forgetter(const ForgetSettings& s) 
   mix.quantize_output = !s.leave_output_tensor;
   AMN_ASSIGN(mix.output_type, option_type(s.output_tensor_type, "outputTensorType", has_imatrix));
   AMN_ASSIGN(mix.token_embd_type, option_type(s.token_embedding_type, "tokenEmbeddingType", has_imatrix));
+  AMN_ASSIGN(mix.tensor_types, TensorTypePatterns::parse(s.tensor_types, "tensorType"));
+  for (size_t i = 0; i < mix.tensor_types.size(); ++i) {
+    AMN_ASSIGN(const auto t, option_type(std::string(mix.tensor_types.type_name(i)), "tensorType", has_imatrix));
+    mix.tensor_type_types.push_back(*t);
+  }
   // Names as llama-quantize's table takes them (Q4_K is its Q4_K_M); with --pure a ggml
   // type name is that type on every tensor, and a name only ggml has (MXFP4, NVFP4) is
   // always written pure: llama-quantize has no file type of it.

@@ -1,12 +1,14 @@
 #include "schemes/forget_like.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <vector>
 
 #include <simdjson.h>
 
+#include "core/bytes.h"
 #include "core/text.h"
 #include "kernels/lethe/bnb_encode.h"
 #include "kernels/lethe/fp8_ct_encode.h"
@@ -44,6 +46,7 @@ struct LikeWeight {
   std::vector<uint8_t> scale_codes;  // nvfp4: REF's E4M3 weight_scale; mxfp4: its E8M0 scales; mlx: scales
   std::vector<uint8_t> biases;       // mlx: REF's biases (scale_dtype, as the scales)
   float global_scale = 1.0f;         // nvfp4: REF's weight_global_scale
+  std::vector<uint8_t> codes;        // --reuse-scales: REF's weight (its codes), as stored
   quant::MlxFpMode fp_mode = quant::MlxFpMode::mxfp4;  // mlx with settings.mode set
 };
 
@@ -51,6 +54,47 @@ float f32_at(const std::vector<uint8_t>& b, size_t i) {
   float f;
   std::memcpy(&f, b.data() + i * 4, 4);
   return f;
+}
+
+// The code of element k of a packed run, `bits` wide: bitsandbytes puts element 0 in the
+// high nibble (high_first), every other layout in the low bits (a little-endian bit
+// stream: MLX's 3-, 5- and 6-bit codes cross bytes).
+uint32_t code_at(const uint8_t* p, uint64_t k, unsigned bits, bool high_first) {
+  if (bits == 8) return p[k];
+  if (high_first) return (p[k / 2] >> (k % 2 ? 0 : 4)) & 0xF;
+  const uint64_t bit = k * bits;
+  const uint32_t v = p[bit / 8] | (bit % 8 + bits > 8 ? uint32_t{p[bit / 8 + 1]} << 8 : 0u);
+  return (v >> (bit % 8)) & ((1u << bits) - 1);
+}
+void set_code(uint8_t* p, uint64_t k, unsigned bits, bool high_first, uint32_t code) {
+  if (bits == 8) {
+    p[k] = static_cast<uint8_t>(code);
+    return;
+  }
+  if (high_first) {
+    const unsigned shift = k % 2 ? 0 : 4;
+    p[k / 2] = static_cast<uint8_t>((p[k / 2] & ~(0xF << shift)) | (code << shift));
+    return;
+  }
+  for (unsigned i = 0; i < bits; ++i) {
+    const uint64_t bit = k * bits + i;
+    const uint8_t mask = static_cast<uint8_t>(1u << (bit % 8));
+    p[bit / 8] = static_cast<uint8_t>(((code >> i) & 1) ? p[bit / 8] | mask : p[bit / 8] & ~mask);
+  }
+}
+
+// --reuse-scales: every value that REF's own code gives back exactly (the same bits, or
+// NaN for NaN) keeps that code. Where values cannot tell codes apart — a zero or non-finite
+// scale, a dequantized absmax below zero or in the subnormals, ±0 — the encoder's code
+// gives the same value or a worse one, and forget(remember(REF)) must be REF; elsewhere the
+// encoder's choice stands. `ref_back` is REF's codes dequantized with the same scales.
+void keep_reference_codes(const float* values, const float* ref_back, uint64_t n, const uint8_t* ref, uint8_t* out,
+                          unsigned bits, bool high_first) {
+  for (uint64_t k = 0; k < n; ++k) {
+    const bool same = std::isnan(values[k]) ? std::isnan(ref_back[k])
+                                            : bit_cast<uint32_t>(values[k]) == bit_cast<uint32_t>(ref_back[k]);
+    if (same) set_code(out, k, bits, high_first, code_at(ref, k, bits, high_first));
+  }
 }
 
 // The weight's encoding with REF's scales; the companions are REF's bytes.
@@ -79,29 +123,44 @@ class ReuseOp final : public EncodeOp {
     }
     LetheSums sums;
     const LikeWeight& w = *w_;
+    // REF's codes for these output bytes (empty when REF's weight was not read).
+    const uint8_t* ref = w.codes.empty() ? nullptr : w.codes.data() + begin;
+    // Encoded: REF's code kept where it gives the value back (keep_reference_codes), then
+    // what was lost, from the codes written.
+    const auto finish = [&](const float* values, uint64_t n, unsigned bits, bool high_first, const auto& decode) {
+      std::vector<float> back(n);
+      if (ref) {
+        decode(ref, back.data());
+        keep_reference_codes(values, back.data(), n, ref, out, bits, high_first);
+      }
+      decode(out, back.data());
+      for (uint64_t k = 0; k < n; ++k) sums.add(values[k], back[k]);
+    };
     if (w.scheme == "nf4" || w.scheme == "fp4") {
       const uint64_t n = w.specs.empty() ? 0 : elements();
       const uint64_t e0 = begin * 2, e1 = std::min(end * 2, n);
-      std::vector<float> values(e1 - e0), back(e1 - e0);
+      std::vector<float> values(e1 - e0);
       load_f32(source, from, e0, e1 - e0, values.data());
       const float* absmax = w.scales.data() + e0 / w.blocksize;
       // An exact -0.0 takes code 8 (which dequantizes to -0.0): what remember made of REF.
       lethe::bnb4_quantize_with_absmax(w.type, values.data(), e1 - e0, w.blocksize, absmax, out, true);
-      quant::Bnb4Params p{w.type, e1 - e0, w.blocksize};
-      quant::dequantize_bnb4(p, out, std::span<const float>(absmax, static_cast<size_t>((e1 - e0 + w.blocksize - 1) / w.blocksize)), 0, e1 - e0, DType::F32,
-                             reinterpret_cast<uint8_t*>(back.data()));
-      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+      const quant::Bnb4Params p{w.type, e1 - e0, w.blocksize};
+      const std::span<const float> am(absmax, static_cast<size_t>((e1 - e0 + w.blocksize - 1) / w.blocksize));
+      finish(values.data(), e1 - e0, 4, true, [&](const uint8_t* codes, float* dst) {
+        quant::dequantize_bnb4(p, codes, am, 0, e1 - e0, DType::F32, reinterpret_cast<uint8_t*>(dst));
+      });
     } else if (w.scheme == "int8") {
-      std::vector<float> row(cols_), back(cols_);
-      for (uint64_t r = begin / cols_; r < end / cols_; ++r) {
-        load_f32(source, from, r * cols_, cols_, row.data());
-        int8_t* q = reinterpret_cast<int8_t*>(out + (r * cols_ - begin));
-        lethe::bnb_int8_quantize_row_with_scb(row.data(), cols_, w.scales[r], q);
-        quant::dequantize_bnb_int8_rows(cols_, reinterpret_cast<const uint8_t*>(q),
-                                        reinterpret_cast<const uint8_t*>(w.scales.data()), r, r + 1, DType::F32,
-                                        reinterpret_cast<uint8_t*>(back.data()));
-        for (uint64_t k = 0; k < cols_; ++k) sums.add(row[k], back[k]);
+      const uint64_t r0 = begin / cols_, r1 = end / cols_;
+      std::vector<float> values((r1 - r0) * cols_);
+      load_f32(source, from, r0 * cols_, values.size(), values.data());
+      for (uint64_t r = r0; r < r1; ++r) {
+        lethe::bnb_int8_quantize_row_with_scb(values.data() + (r - r0) * cols_, cols_, w.scales[r],
+                                              reinterpret_cast<int8_t*>(out + (r - r0) * cols_));
       }
+      finish(values.data(), values.size(), 8, false, [&](const uint8_t* codes, float* dst) {
+        quant::dequantize_bnb_int8_rows(cols_, codes, reinterpret_cast<const uint8_t*>(w.scales.data()), r0, r1,
+                                        DType::F32, reinterpret_cast<uint8_t*>(dst));
+      });
     } else if (w.scheme == "fp8-channel" || w.scheme == "fp8-tensor") {
       const bool per_row = w.scheme == "fp8-channel";
       const uint64_t r0 = begin / cols_, r1 = end / cols_;
@@ -109,50 +168,52 @@ class ReuseOp final : public EncodeOp {
       load_f32(source, from, r0 * cols_, values.size(), values.data());
       const float* scale = w.scales.data() + (per_row ? r0 : 0);
       lethe::ct_fp8_quantize_rows(values.data(), cols_, r0, r1, w.scale_dtype, scale, per_row, false, out);
-      for (uint64_t r = 0; r < r1 - r0; ++r) {
-        for (uint64_t c = 0; c < cols_; ++c) {
-          const float y = quant::fp8_to_f32(DType::F8_E4M3, out[r * cols_ + c]) * (per_row ? scale[r] : scale[0]);
-          sums.add(values[r * cols_ + c], y);
+      finish(values.data(), values.size(), 8, false, [&](const uint8_t* codes, float* dst) {
+        for (uint64_t k = 0; k < values.size(); ++k) {
+          dst[k] = quant::fp8_to_f32(DType::F8_E4M3, codes[k]) * (per_row ? scale[k / cols_] : scale[0]);
         }
-      }
+      });
     } else if (w.scheme == "nvfp4") {
       const uint64_t r0 = begin / (cols_ / 2), r1 = end / (cols_ / 2);
-      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      std::vector<float> values((r1 - r0) * cols_);
       load_f32(source, from, r0 * cols_, values.size(), values.data());
       const uint8_t* scale = w.scale_codes.data() + r0 * (cols_ / 16);
       // An exact -0.0 takes code 8 (which decompresses to -0.0): what remember made of REF.
       lethe::nvfp4_quantize_rows(values.data(), cols_, r0, r1, scale, w.global_scale, out, true);
-      quant::Nvfp4Params p{quant::Nvfp4Layout::compressed_tensors, rows_, cols_, w.global_scale};
-      quant::dequantize_nvfp4_rows(p, out, scale, r0, r1, DType::F32, reinterpret_cast<uint8_t*>(back.data()));
-      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+      const quant::Nvfp4Params p{quant::Nvfp4Layout::compressed_tensors, rows_, cols_, w.global_scale};
+      finish(values.data(), values.size(), 4, false, [&](const uint8_t* codes, float* dst) {
+        quant::dequantize_nvfp4_rows(p, codes, scale, r0, r1, DType::F32, reinterpret_cast<uint8_t*>(dst));
+      });
     } else if (w.scheme == "mxfp4") {
       const uint64_t r0 = begin / (cols_ / 2), r1 = end / (cols_ / 2);
-      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      std::vector<float> values((r1 - r0) * cols_);
       load_f32(source, from, r0 * cols_, values.size(), values.data());
       std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * (cols_ / 32)),
                                   w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * (cols_ / 32)));
       lethe::mxfp4_quantize_rows(values.data(), r1 - r0, cols_, out, scales.data(), true);
-      quant::dequantize_mxfp4_rows({r1 - r0, cols_ / 32}, out, scales.data(), 0, r1 - r0, DType::F32,
-                                   reinterpret_cast<uint8_t*>(back.data()));
-      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+      finish(values.data(), values.size(), 4, false, [&](const uint8_t* codes, float* dst) {
+        quant::dequantize_mxfp4_rows({r1 - r0, cols_ / 32}, codes, scales.data(), 0, r1 - r0, DType::F32,
+                                     reinterpret_cast<uint8_t*>(dst));
+      });
     } else if (w.scheme == "mlx" && !w.settings.mode.empty()) {
       // A floating-point mode: REF's U8 scales, the codes in the input's dtype as mx.quantize's.
       const auto& f = quant::mlx_fp_format(w.fp_mode);
       const uint64_t row_bytes = cols_ * f.bits / 8, r0 = begin / row_bytes, r1 = end / row_bytes;
-      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      std::vector<float> values((r1 - r0) * cols_);
       load_f32(source, from, r0 * cols_, values.size(), values.data());
       std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * (cols_ / f.group_size)),
                                   w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * (cols_ / f.group_size)));
       lethe::mlx_fp_quantize_rows(w.fp_mode, values.data(), r1 - r0, cols_, from, out, scales.data(), true);
-      quant::dequantize_mlx_fp_rows(w.fp_mode, cols_, out, scales.data(), 0, r1 - r0, DType::F32,
-                                    reinterpret_cast<uint8_t*>(back.data()));
-      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+      finish(values.data(), values.size(), f.bits, false, [&](const uint8_t* codes, float* dst) {
+        quant::dequantize_mlx_fp_rows(w.fp_mode, cols_, codes, scales.data(), 0, r1 - r0, DType::F32,
+                                      reinterpret_cast<uint8_t*>(dst));
+      });
     } else if (w.scheme == "mlx") {
       const uint32_t bits = w.settings.bits;
       const uint64_t group = w.settings.group_size, row_bytes = cols_ * bits / 8;
       const uint64_t r0 = begin / row_bytes, r1 = end / row_bytes;
       const uint64_t scale_row = (cols_ / group) * dtype_info(w.scale_dtype).block_bytes;
-      std::vector<float> values((r1 - r0) * cols_), back(values.size());
+      std::vector<float> values((r1 - r0) * cols_);
       load_f32(source, from, r0 * cols_, values.size(), values.data());
       std::vector<uint8_t> scales(w.scale_codes.begin() + static_cast<ptrdiff_t>(r0 * scale_row),
                                   w.scale_codes.begin() + static_cast<ptrdiff_t>(r1 * scale_row));
@@ -160,10 +221,14 @@ class ReuseOp final : public EncodeOp {
                                   w.biases.begin() + static_cast<ptrdiff_t>(r1 * scale_row));
       lethe::mlx_affine_quantize_rows(values.data(), r1 - r0, cols_, bits, group, w.scale_dtype, out, scales.data(),
                                       biases.data(), true);
-      quant::MlxParams q{bits, group, r1 - r0, cols_, w.scale_dtype};
-      AMN_TRY(quant::dequantize_mlx_rows(q, {{out, static_cast<size_t>((r1 - r0) * row_bytes)}, scales, biases}, 0, r1 - r0, DType::F32,
-                                         {reinterpret_cast<uint8_t*>(back.data()), back.size() * 4}));
-      for (size_t k = 0; k < values.size(); ++k) sums.add(values[k], back[k]);
+      const quant::MlxParams q{bits, group, r1 - r0, cols_, w.scale_dtype};
+      Status decoded;
+      finish(values.data(), values.size(), bits, false, [&](const uint8_t* codes, float* dst) {
+        auto st = quant::dequantize_mlx_rows(q, {{codes, static_cast<size_t>((r1 - r0) * row_bytes)}, scales, biases}, 0, r1 - r0,
+                                             DType::F32, {reinterpret_cast<uint8_t*>(dst), values.size() * 4});
+        if (!st) decoded = st;
+      });
+      AMN_TRY(decoded);
     } else {  // fp8-block
       const uint64_t r0 = begin / cols_, r1 = end / cols_;
       const uint64_t tiles = (cols_ + w.block.cols - 1) / w.block.cols;
@@ -172,15 +237,14 @@ class ReuseOp final : public EncodeOp {
       for (uint64_t b0 = r0; b0 < r1; b0 += w.block.rows) {
         const uint64_t b1 = std::min(r1, b0 + w.block.rows);
         const float* scale = w.scales.data() + (b0 / w.block.rows) * tiles;
-        uint8_t* codes = out + (b0 - r0) * cols_;
-        lethe::fp8_block_quantize_rows(values.data() + (b0 - r0) * cols_, cols_, b0, b1, w.block, scale, codes);
-        for (uint64_t r = 0; r < b1 - b0; ++r) {
-          for (uint64_t c = 0; c < cols_; ++c) {
-            const float inv = w.scale_inv[(b0 / w.block.rows) * tiles + c / w.block.cols];
-            sums.add(values[(b0 - r0 + r) * cols_ + c], quant::fp8_to_f32(DType::F8_E4M3, codes[r * cols_ + c]) * inv);
-          }
-        }
+        lethe::fp8_block_quantize_rows(values.data() + (b0 - r0) * cols_, cols_, b0, b1, w.block, scale, out + (b0 - r0) * cols_);
       }
+      finish(values.data(), values.size(), 8, false, [&](const uint8_t* codes, float* dst) {
+        for (uint64_t k = 0; k < values.size(); ++k) {
+          const uint64_t r = r0 + k / cols_, c = k % cols_;
+          dst[k] = quant::fp8_to_f32(DType::F8_E4M3, codes[k]) * w.scale_inv[(r / w.block.rows) * tiles + c / w.block.cols];
+        }
+      });
     }
     sums_.put(begin, sums);
     return {};
@@ -294,6 +358,17 @@ std::vector<uint32_t> companion_records(const Model& ref, const LogicalTensor& l
   return out;
 }
 
+// The record holding a weight's codes: compressed-tensors' weight_packed, gpt-oss' blocks,
+// else the weight itself.
+uint32_t code_record(const LogicalTensor& l) {
+  uint32_t weight = 0;
+  for (const auto& [role, record] : l.parts) {
+    if (role == "weight_packed" || role == "blocks") return record;
+    if (role == "weight") weight = record;
+  }
+  return weight;
+}
+
 // REF's quantization_config, verbatim, or "".
 std::string ref_quantization_config(const Model& ref) {
   simdjson::dom::parser parser;
@@ -320,12 +395,22 @@ lethe::Fp8Block config_block(const Model& ref) {
 Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse, std::string_view scheme) {
   if (ref.format == ModelFormat::gguf) return make_gguf_like_forgetter(ref, files, reuse, scheme);
   // Every companion of every weight, in one read (one need_bytes round in JS): they are
-  // small, unlike the weights, which are never read.
+  // small. The weights themselves (REF's codes) only with --reuse-scales, after them: the
+  // codes REF's values need back (keep_reference_codes). That holds all of REF's quantized
+  // bytes while the plan lives (docs/cli.md says so).
   std::vector<ByteRange> ranges;
   for (const auto& l : ref.logical) {
     for (uint32_t r : companion_records(ref, l)) ranges.push_back({ref.tensors[r].file, ref.tensors[r].offset, ref.tensors[r].nbytes});
   }
+  const size_t companions = ranges.size();
+  if (reuse) {
+    for (const auto& l : ref.logical) {
+      const TensorRecord& t = ref.tensors[code_record(l)];
+      ranges.push_back({t.file, t.offset, t.nbytes});
+    }
+  }
   AMN_ASSIGN(auto copies, read_copies(files, ranges));
+  size_t next_codes = companions;
   size_t next = 0;  // copies[next] is the next weight's first companion
   std::map<std::string, std::shared_ptr<const LikeWeight>> weights;
   for (const auto& l : ref.logical) {
@@ -384,6 +469,7 @@ Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet
     }
     w->settings.scheme = w->scheme;
     const TensorRecord& wr = ref.tensors[part[w->scheme == "nvfp4" ? "weight_packed" : w->scheme == "mxfp4" ? "blocks" : "weight"]];
+    if (reuse) w->codes = std::move(copies[next_codes++]);
     w->settings.linear_orientation = true;  // the input is what remember wrote: [..., out, in]
     w->specs.push_back({wr.name, wr.dtype, wr.shape, wr.nbytes});
     w->bytes.emplace_back();

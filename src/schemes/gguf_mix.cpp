@@ -320,7 +320,10 @@ Result<std::vector<GgufMixChoice>> gguf_mix_types(const GgufMixSettings& s, cons
     } else {
       type = default_type;
       if (ggml_traits(default_type)->quantized) {
-        if (!s.pure) {
+        AMN_ASSIGN(const auto manual, s.tensor_types.match(t.name));
+        if (manual) {
+          type = s.tensor_type_types.at(*manual);
+        } else if (!s.pure) {
           AMN_ASSIGN(type, choose(qs, s, m, type, t, c));
         }
         type = gguf_fallback_type(type, t.ncols);

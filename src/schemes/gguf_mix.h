@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/ggml_type.h"
+#include "schemes/tensor_type_patterns.h"
 
 namespace amn {
 
@@ -52,6 +53,11 @@ struct GgufMixSettings {
   std::optional<GgmlType> output_type;   // --output-tensor-type
   std::optional<GgmlType> token_embd_type;  // --token-embedding-type
   bool quantize_output = true;           // false: --leave-output-tensor
+  // --tensor-type NAME=TYPE: tried in order on a tensor when the default type is quantized;
+  // the first match gives tensor_type_types[i] and skips the file type's rules (and their
+  // counters), as llama_tensor_get_type does.
+  TensorTypePatterns tensor_types;
+  std::vector<GgmlType> tensor_type_types;
   bool has_imatrix = false;
 };
 

@@ -50,6 +50,12 @@ const FormatRow* format_by_extension(std::string_view file_name);
 // parser of the format its name says reads first, else the sniff window.
 uint64_t first_read_bytes(std::string_view file_name);
 
+// A range the core asks for is read by a host (npm, the page) in pieces of at most this
+// many bytes, each copied into the core's buffer as it arrives: the host then holds at most
+// this much of a file at a time outside WASM memory, however large the range (forget takes
+// a layer's input whole), and a browser tab does not hold a 64 MiB tensor twice.
+inline constexpr uint64_t kHostReadPieceBytes = 4u << 20;
+
 // One line per container for help texts:
 // "safetensors (single file, sharded folder or *.index.json; quantized weights detected)".
 std::string supported_formats_text();

@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 43> kOptions = {{
+const std::array<OptionRow, 44> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -94,6 +94,9 @@ const std::array<OptionRow, 43> kOptions = {{
      "--to gguf: the ggml type of token_embd.weight, as llama-quantize's option", kAny},
     {OptionId::leave_output_tensor, "leaveOutputTensor", "--leave-output-tensor", "",
      "--to gguf: keep output.weight as stored, as llama-quantize's option", kAny},
+    {OptionId::tensor_type, "tensorType", "--tensor-type", "NAME=TYPE",
+     "--to gguf: the ggml type TYPE for the tensors whose names match the regular expression NAME (repeatable; "
+     "the first that matches wins over the file type's choice), as llama-quantize's option", kAny},
     {OptionId::gguf_hash, "ggufHash", "--gguf-hash", "",
      "print llama.cpp gguf-hash's lines (its --all --uuid: xxh64, sha1, sha256 per tensor and model, uuid)", kAny},
     {OptionId::dequantized, "dequantized", "--dequantized", "",
@@ -128,6 +131,7 @@ constexpr NameList kNameLists[] = {
     {OptionId::only, &ConvertRequest::only},
     {OptionId::include_weights, &ConvertRequest::include_weights},
     {OptionId::exclude_weights, &ConvertRequest::exclude_weights},
+    {OptionId::tensor_type, &ConvertRequest::tensor_types},
 };
 const NameList* name_list(std::string_view key) {
   for (const NameList& list : kNameLists) {
@@ -436,6 +440,7 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("tokenEmbeddingType").string_or_null(r.token_embedding_type);
     w.key("imatrix").string_or_null(r.imatrix).key("allowRequantize").value(r.allow_requantize);
     w.key("includeWeights").strings(r.include_weights).key("excludeWeights").strings(r.exclude_weights);
+    w.key("tensorType").strings(r.tensor_types);
   }
   w.end_object();
   return w.take();
@@ -443,7 +448,7 @@ std::string convert_request_json(const ConvertRequest& r) {
 
 Error option_spelled(Error e, Surface surface) {
   for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type, OptionId::imatrix, OptionId::allow_requantize,
-                      OptionId::torch_threads}) {
+                      OptionId::torch_threads, OptionId::tensor_type}) {
     const std::string key(option_row(id).api_key);
     if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
   }
@@ -470,12 +475,14 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
   s.output_tensor_type = r.output_tensor_type;
   s.token_embedding_type = r.token_embedding_type;
   s.leave_output_tensor = r.leave_output_tensor;
+  s.tensor_types = r.tensor_types;
   s.imatrix_file = r.imatrix;
   s.allow_requantize = r.allow_requantize;
   for (auto [given, id] : {std::pair{r.pure, OptionId::pure}, std::pair{!r.imatrix.empty(), OptionId::imatrix},
                            std::pair{r.allow_requantize, OptionId::allow_requantize}, std::pair{!r.output_tensor_type.empty(), OptionId::output_tensor_type},
                            std::pair{!r.token_embedding_type.empty(), OptionId::token_embedding_type},
-                           std::pair{r.leave_output_tensor, OptionId::leave_output_tensor}}) {
+                           std::pair{r.leave_output_tensor, OptionId::leave_output_tensor},
+                           std::pair{!r.tensor_types.empty(), OptionId::tensor_type}}) {
     if (given && !s.gguf) {
       return bad(option_name(id, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) + " gguf)");
     }

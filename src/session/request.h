@@ -32,7 +32,7 @@ enum class OptionId : uint8_t {
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
   split_max_tensors, imatrix, allow_requantize, include_weights, exclude_weights, torch_threads,
-  exact_names, threads, mode,
+  exact_names, threads, mode, tensor_type,
 };
 
 struct OptionRow {
@@ -98,6 +98,8 @@ struct ConvertRequest {
   // whose names contain one of these (substrings, as llama-quantize matches them) are the
   // only ones used / are not used. At most one of the two.
   std::vector<std::string> include_weights, exclude_weights;
+  // to gguf: llama-quantize's --tensor-type NAME=TYPE, in the order given (the first match wins).
+  std::vector<std::string> tensor_types;
 };
 
 // A scheme's message that starts with an option's API key ("imatrix: ...") with the key

@@ -145,3 +145,85 @@ test('forget to GGUF Q4_K_M with an importance matrix in the page: llama-quantiz
       await ggufTensors(amn, await readFile(join(fixtures, 'tiny-imatrix-exclude-Q4_K_M.gguf'))));
   });
 });
+
+test('forget like a reference in the page: a GGUF reference gives llama-quantize\'s tensors; a bitsandbytes one, with its scales, its own bytes back', { timeout: 120_000 }, async (t) => {
+  const { ggufTensors } = await import('../support/gguf_input.js');
+  const { loadPackage } = await import('../support/helpers.js');
+  const amn = await loadPackage();
+  const fixtures = join(FIXTURES, 'gguf_ftype');
+  const dir = await tempDir(t, 'amn-web-forget-like-');
+  const file = async (name, path) => ({ name, mimeType: 'application/octet-stream', buffer: await readFile(path) });
+  const download = async (page) => {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const path = join(dir, d.suggestedFilename());
+    await d.saveAs(path);
+    return { name: d.suggestedFilename(), bytes: await readFile(path) };
+  };
+  await harness.withPage(t, async (page) => {
+    // The F16 model like llama-quantize's Q4_K_M of it: each tensor gets its type there.
+    await page.setInputFiles('#file-input', [await file('tiny_llama_f16.gguf', join(fixtures, 'tiny_llama_f16.gguf'))]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'like');
+    assert.ok(await page.isVisible('#forget-like-files') && !(await page.isVisible('#forget-imatrix')), 'the reference, not the GGUF options');
+    await page.click('#forget-button');
+    assert.equal(await page.getAttribute('#error-panel', 'data-code'), 'invalid_argument', 'no reference chosen yet');
+    await page.setInputFiles('#forget-like-files', [await file('tiny-Q4_K_M.gguf', join(fixtures, 'tiny-Q4_K_M.gguf'))]);
+    await page.waitForFunction(() => document.getElementById('forget-like-info').textContent !== '');
+    assert.match(await page.textContent('#forget-like-info'), /follows tiny-Q4_K_M\.gguf: gguf, .*Q4_K/);
+    const gguf = await download(page);
+    assert.equal(gguf.name, 'tiny_llama_f16-like.gguf');
+    assert.deepEqual(await ggufTensors(amn, gguf.bytes), await ggufTensors(amn, await readFile(join(fixtures, 'tiny-Q4_K_M.gguf'))));
+
+    // remember(REF) forgotten like REF with its scales is REF: bitsandbytes' NF4 with double quant.
+    const refPath = join(FIXTURES, 'lethe/bnb/nf4_dq.safetensors');
+    const ref = await amn.open(refPath);
+    let back;
+    try {
+      back = Buffer.from(await ref.convert({ dtype: 'f32' }));
+    } finally {
+      await ref.close();
+    }
+    await page.setInputFiles('#file-input', [{ name: 'back.safetensors', mimeType: 'application/octet-stream', buffer: back }]);
+    assert.equal(await settled(page), 'model');
+    assert.equal(await page.textContent('#forget-like-info'), '', 'a new model forgets the old reference');
+    await page.selectOption('#forget-scheme', 'like');
+    await page.setInputFiles('#forget-like-files', [await file('nf4_dq.safetensors', refPath)]);
+    await page.waitForFunction(() => document.getElementById('forget-like-info').textContent !== '');
+    assert.match(await page.textContent('#forget-like-info'), /safetensors, bnb-nf4/);
+    await page.setChecked('#forget-reuse-scales', true);
+    const st = await download(page);
+    assert.equal(st.name, 'back-like.safetensors');
+    const got = parseSafetensors(new Uint8Array(st.bytes));
+    const want = parseSafetensors(new Uint8Array(await readFile(refPath)));
+    const names = Object.keys(want.header).filter((n) => n !== '__metadata__');
+    for (const n of names) {
+      const a = got.header[n]; const b = want.header[n];
+      assert.ok(a, `${n} written`);
+      assert.ok(Buffer.from(got.data.subarray(...a.data_offsets)).equals(Buffer.from(want.data.subarray(...b.data_offsets))), `${n}: the reference's bytes`);
+    }
+    await page.waitForSelector('#lethe:not([hidden])');
+    assert.match(await page.textContent('#lethe-summary'), /5 of 5 tensors quantized/);
+  });
+});
+
+test('forget to GGUF Q4_K_M with tensor types in the page: llama-quantize --tensor-type\'s tensors', { timeout: 90_000 }, async (t) => {
+  const { ggufTensors } = await import('../support/gguf_input.js');
+  const { loadPackage } = await import('../support/helpers.js');
+  const amn = await loadPackage();
+  const fixtures = join(FIXTURES, 'gguf_ftype');
+  const dir = await tempDir(t, 'amn-web-forget-tensor-type-');
+  await harness.withPage(t, async (page) => {
+    await page.setInputFiles('#file-input', [{
+      name: 'tiny_llama_f16.gguf', mimeType: 'application/octet-stream', buffer: await readFile(join(fixtures, 'tiny_llama_f16.gguf')),
+    }]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'gguf:Q4_K_M');
+    // fixtures/gguf_ftype/README.md: the options llama-quantize was given.
+    await page.fill('#forget-tensor-types', 'blk\\.0\\.attn_v=q8_0 ffn_(up|gate)=q5_0 blk\\.1\\.ffn_up=q8_0  BLK\\.2\\.ATTN_Q=iq4_nl attn_output=q4_k');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const want = await readFile(join(fixtures, 'tiny-Q4_K_M-tensor_type.gguf'));
+    assert.deepEqual(await ggufTensors(amn, await readFile(path)), await ggufTensors(amn, want));
+  });
+});

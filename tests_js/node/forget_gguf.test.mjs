@@ -59,6 +59,7 @@ test('forget to gguf with a llama-quantize file type: llama-quantize\'s tensors 
     ['tiny-IQ4_XS.gguf', { scheme: 'iq4_xs' }],
     ['tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf', { scheme: 'Q4_K_M', tokenEmbeddingType: 'Q8_0', outputTensorType: 'q5_k' }],
     ['tiny-Q3_K_L-leave_output.gguf', { scheme: 'Q3_K_L', leaveOutputTensor: true }],
+    ['tiny-Q4_K_M-tensor_type.gguf', { scheme: 'Q4_K_M', tensorType: ['blk\\.0\\.attn_v=q8_0', 'ffn_(up|gate)=q5_0', 'blk\\.1\\.ffn_up=q8_0', 'BLK\\.2\\.ATTN_Q=iq4_nl', 'attn_output=q4_k'] }],
   ]) {
     const r = await model.forget({ to: 'gguf', ...options });
     const want = await ggufTensors(amn, readFileSync(new URL(fixture, dir)));
@@ -66,6 +67,10 @@ test('forget to gguf with a llama-quantize file type: llama-quantize\'s tensors 
   }
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', outputTensorType: 'Q9_K' }),
     (e) => e.code === 'invalid_argument' && /outputTensorType/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', tensorType: 'attn_v=q9_k' }),
+    (e) => e.code === 'invalid_argument' && /tensorType/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', tensorType: ['attn_v[=q8_0'] }),
+    (e) => e.code === 'invalid_argument' && /not a regular expression/.test(e.message));
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ3_XS' }), (e) => e.code === 'invalid_argument' && /importance matrix/.test(e.message));
 });
 

@@ -20,8 +20,10 @@ export class ForgetPanel {
       skip: $('forget-skip'),
       mlx: $('forget-mlx'), mode: $('forget-mode'), affine: $('forget-affine'), bits: $('forget-bits'),
       groupSize: $('forget-group-size'),
-      gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'),
+      gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'), tensorTypes: $('forget-tensor-types'),
       includeWeights: $('forget-include-weights'), excludeWeights: $('forget-exclude-weights'),
+      like: $('forget-like'), likeFiles: $('forget-like-files'), reuseScales: $('forget-reuse-scales'),
+      likeInfo: $('forget-like-info'),
       button: $('forget-button'), result: $('forget-result'), lethe: $('lethe'),
       summary: $('lethe-summary'), body: $('lethe-body'), table: $('lethe-table'),
     };
@@ -29,6 +31,7 @@ export class ForgetPanel {
     this.sort = { key: 'name', dir: 1 };
     this.ui.scheme.addEventListener('change', () => this.#showSettings());
     this.ui.mode.addEventListener('change', () => this.#showSettings());
+    this.ui.likeFiles.addEventListener('change', () => this.#openReference([...this.ui.likeFiles.files]));
     this.ui.form.addEventListener('submit', (event) => {
       event.preventDefault();
       this.run();
@@ -48,7 +51,13 @@ export class ForgetPanel {
         const option = new Option(`${s.name} — ${s.producer}`, s.to ? `${s.to}:${s.name}` : s.name);
         scheme.add(option);
       }
+      // --like REF: the scheme, its settings and the quantized set from a reference model.
+      scheme.add(new Option('like a reference model…', 'like'));
     }
+    // The worker closed the reference with the model it belonged to.
+    this.reference = null;
+    this.ui.likeFiles.value = '';
+    this.ui.likeInfo.textContent = '';
     this.ui.result.hidden = true;
     this.ui.lethe.hidden = true;
     this.#showSettings();
@@ -63,12 +72,36 @@ export class ForgetPanel {
     // MLX's floating-point modes take only their own bits and group size (the core says so).
     this.ui.affine.hidden = this.ui.mode.value !== 'affine';
     this.ui.gguf.hidden = !s.startsWith('gguf:');
+    this.ui.like.hidden = s !== 'like';
+  }
+
+  // The worker opens the reference and keeps it open (it is read again at plan time for
+  // its scales); what it holds is shown, so the user sees what the output will follow.
+  async #openReference(files) {
+    const { page, ui } = this;
+    this.reference = null;
+    ui.likeInfo.textContent = '';
+    if (files.length === 0) return;
+    page.hideError();
+    const label = files.length === 1 ? files[0].name : `${files.length} files`;
+    try {
+      const r = await page.startJob(`Opening the reference ${label}…`, page.core.request('openReference', { files }));
+      this.reference = { ...r, label };
+      ui.likeInfo.textContent = `follows ${label}: ${r.format}, ${r.kinds.length ? r.kinds.join(', ') : 'nothing quantized'}`;
+    } catch (error) {
+      ui.likeFiles.value = '';
+      if (error.code !== 'cancelled') page.showError('open the reference model', error);
+    }
   }
 
   async run() {
     const { page, ui } = this;
     if (!this.info) return;
     const value = ui.scheme.value;
+    if (value === 'like') {
+      await this.#runLike();
+      return;
+    }
     const gguf = value.startsWith('gguf:');
     const scheme = gguf ? value.slice(5) : value;
     const fourBit = scheme === 'nf4' || scheme === 'fp4';
@@ -93,13 +126,32 @@ export class ForgetPanel {
       includeWeights: gguf ? names(ui.includeWeights) : [],
       excludeWeights: gguf ? names(ui.excludeWeights) : [],
       allowRequantize: gguf && ui.requantize.checked,
+      // llama-quantize's --tensor-type: split at spaces only (a regular expression may hold commas).
+      tensorType: gguf ? ui.tensorTypes.value.split(/\s+/).filter(Boolean) : [],
     };
+    // A sharded model gives several files (the core's rule): into a folder, as convert's shards.
+    await this.#forget(request, `Quantizing to ${scheme}`, this.info.outputFolders[`forget:${value}`],
+      this.info.outputNames[`forget:${value}`]);
+  }
+
+  // --like REF [--reuse-scales]: the worker passes its open reference; a GGUF reference
+  // writes GGUF (the core's rule: `to` and the output's name and layout came with it).
+  async #runLike() {
+    const { page, ui } = this;
+    const r = this.reference;
+    if (!r) {
+      page.showError('quantize the model', { code: 'invalid_argument', message: 'Choose the reference model first: its files, next to "reference".' });
+      return;
+    }
+    const request = { like: true, to: r.to, reuseScales: ui.reuseScales.checked, skip: names(ui.skip) };
+    await this.#forget(request, `Quantizing like ${r.label}`, r.sharded, r.outputName);
+  }
+
+  async #forget(request, verb, sharded, name) {
+    const { page, ui } = this;
     page.hideError();
     ui.result.hidden = true;
     ui.lethe.hidden = true;
-    const verb = `Quantizing to ${scheme}`;
-    // A sharded model gives several files (the core's rule): into a folder, as convert's shards.
-    const sharded = this.info.outputFolders[`forget:${value}`];
     if (sharded) {
       request.dirHandle = await page.pickFolder();
       if (request.dirHandle === null) return;  // the picker was closed
@@ -107,7 +159,6 @@ export class ForgetPanel {
     const job = page.core.request(sharded ? 'forgetShards' : 'forget', request, { onProgress: (p) => page.showProgress(verb, p) });
     try {
       const result = await page.startJob(`${verb}…`, job);
-      const name = this.info.outputNames[`forget:${value}`];
       if (result.saved) {
         ui.result.replaceChildren(`Saved ${result.saved.length} files to ${result.folder}.`);
       } else {

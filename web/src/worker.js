@@ -12,6 +12,8 @@
 //                                                            download, with its Lethe report
 //               { type: 'forgetShards', id, ...forget's, dirHandle? }  the same for a sharded model: its
 //                                                            shards, index and config.json
+//               { type: 'openReference', id, files }   forget's reference (like: true in forget's
+//                                                            options follows it), open until replaced
 //               { type: 'tensorStats', id, name }   one tensor's summary and heatmap, streamed
 //                                                            by the core (tensor-stats.js), with progress
 //               { type: 'compare', id, source }   the open model (A) against another
@@ -34,11 +36,13 @@ const SMALL_CHUNK = 1024 * 1024;
 init().catch(() => {});
 
 let model = null;
+let reference = null;  // forget's --like REF, closed with the model it was chosen for
 let queue = Promise.resolve();
 const controllers = new Map();
 
 const handlers = {
   async open({ source }, { signal }) {
+    await closeReference();
     await closeModel();
     const input = source.url ?? (source.files.length === 1 ? source.files[0] : source.files);
     model = await open(input, { signal });
@@ -70,6 +74,7 @@ const handlers = {
   // `options` are model.forget()'s, as the page's form set them (forget.js).
   async forget(options, { signal, progress }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    options = withReference(options);
     const target = new BlobCollector();
     const sink = new WritableStream({ write: (chunk) => target.write(chunk) });
     let result;
@@ -114,6 +119,7 @@ const handlers = {
 
   // A sharded model quantized: its shards, the index and config.json, with the Lethe report.
   async forgetShards({ dirHandle, ...options }, { signal, progress }) {
+    options = withReference(options);
     let lethe;
     const out = await intoFolder(dirHandle, async (openShard) => {
       const result = await model.forget({ ...options, openShard, signal, onProgress: progress });
@@ -121,6 +127,22 @@ const handlers = {
       return result;
     });
     return { ...out, lethe };
+  },
+
+  // forget's reference model: what it holds, and what forgetting like it writes (a GGUF
+  // reference writes GGUF, as the core requires: its to, then the core's name and layout).
+  async openReference({ files }, { signal }) {
+    if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
+    await closeReference();
+    reference = await open(files.length === 1 ? files[0] : files, { signal });
+    const { format, logical, tensors } = reference.info;
+    const to = format === 'gguf' ? 'gguf' : 'safetensors';
+    const kinds = format === 'gguf' ? [...new Set(tensors.map((t) => t.dtype))]
+      : [...new Set((logical ?? []).map((l) => (l.variant ? `${l.scheme} (${l.variant})` : l.scheme)))];
+    return {
+      format, to, kinds, outputName: model.outputName({ scheme: '', to }),
+      sharded: to !== 'gguf' && model.outputLayout({ scheme: '', to }).sharded,
+    };
   },
 
   // The open model against a second one, both read piece by piece by the core; the
@@ -216,6 +238,19 @@ class BlobCollector {
     this.pending = [];
     this.blob = null;
   }
+}
+
+// forget's options with `like: true` replaced by the open reference.
+function withReference(options) {
+  if (!options.like) return options;
+  if (!reference) throw { code: 'invalid_argument', message: 'No reference model is open.' };
+  return { ...options, like: reference };
+}
+
+async function closeReference() {
+  const closing = reference;
+  reference = null;
+  await closing?.close().catch(() => {});
 }
 
 async function closeModel() {

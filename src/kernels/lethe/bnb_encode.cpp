@@ -13,6 +13,7 @@
 #include "core/bytes.h"
 
 #include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 #include "kernels/lethe/torch_ops.h"  // absmax
 
 namespace amn::lethe {
@@ -115,7 +116,13 @@ void quantize_4bit(Bnb4Type type, const float* in, uint64_t n, uint64_t blocksiz
   const Codebook4& cb = codebook(type);
   std::vector<uint8_t> q(blocksize + 1);
   const uint64_t blocks = (n + blocksize - 1) / blocksize;
-  for (uint64_t b = 0; b < blocks; ++b) {
+  // The full blocks by the SIMD kernel unless the reference is forced (kernels/cast.h:
+  // force_impl, AMN_FORCE_IMPL); a remainder block, and all with the reference, here.
+  uint64_t done = 0;
+  if (!reference_impl_forced())
+    done = simd::bnb4_full_blocks(cb.bounds, cb.order, in, n / blocksize, blocksize, absmax_in, absmax_out, packed,
+                                  fp4_signed_zero && type == Bnb4Type::fp4);
+  for (uint64_t b = done; b < blocks; ++b) {
     const uint64_t start = b * blocksize;
     const uint64_t len = std::min(blocksize, n - start);
     const bool remainder = len < blocksize;
@@ -425,12 +432,20 @@ void bnb_int8_quantize_row_with_scb(const float* row, uint64_t cols, float scb, 
   // 127.0 / row_stats is row_stats.reciprocal() * 127.0 (Tensor.__rtruediv__), both in F32.
   const float recip = 1.0f / scb;
   const float scale = recip * 127.0f;
+  if (!reference_impl_forced() && simd::bnb_int8_row(row, cols, scale, out)) return;  // the SIMD kernel
   for (uint64_t c = 0; c < cols; ++c) out[c] = to_int8(to_f16_value(row[c]) * scale);
 }
 
 void bnb_int8_quantize_row(const float* row, uint64_t cols, int8_t* out, float* scb) {
   // torch.max(A.abs(), dim=1) in F16, then .float(): the first NaN propagates.
   float m = 0;
+  if (!reference_impl_forced()) {
+    // F16 rounding is monotonic and symmetric, so max |f16(x)| is f16(max |x|); a row with
+    // a NaN gives F16's NaN either way (made positive by the abs).
+    *scb = std::fabs(to_f16_value(absmax(row, cols)));
+    bnb_int8_quantize_row_with_scb(row, cols, *scb, out);
+    return;
+  }
   for (uint64_t c = 0; c < cols; ++c) {
     const float a = std::fabs(to_f16_value(row[c]));
     if (std::isnan(a)) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "kernels/lethe/torch_ops.h"
 
@@ -37,6 +38,8 @@ void ct_fp8_channel_scales(const float* values, uint64_t cols, uint64_t r0, uint
 
 void ct_fp8_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, DType src, const float* scale,
                           bool per_row, bool add_zero_point, uint8_t* out) {
+  if (!reference_impl_forced() && simd::ct_fp8_rows(values, cols, r1 - r0, src, scale, per_row, add_zero_point, out))
+    return;  // the SIMD kernel
   for (uint64_t r = 0; r < r1 - r0; ++r) {
     const float s = per_row ? scale[r] : scale[0];
     for (uint64_t c = 0; c < cols; ++c) {

@@ -5,8 +5,11 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/bytes.h"
+#include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 
 namespace amn::lethe {
 
@@ -37,12 +40,21 @@ void fp8_block_scales(const float* values, uint64_t cols, uint64_t r0, uint64_t 
                       float* scale_inv) {
   const uint64_t tile_cols = (cols + block.cols - 1) / block.cols;
   const uint64_t tile_rows = (r1 - r0 + block.rows - 1) / block.rows;
+  // Each tile's amax by the SIMD kernel (as bits; a tile with a NaN is scanned below for
+  // the NaN the reference returns) unless the reference is forced.
+  std::vector<uint32_t> amax_bits;
+  if (!reference_impl_forced()) {
+    amax_bits.resize(tile_rows * tile_cols);
+    if (!simd::fp8_tile_absmax_bits(values, cols, r1 - r0, block.rows, block.cols, amax_bits.data())) amax_bits.clear();
+  }
   for (uint64_t tr = 0; tr < tile_rows; ++tr) {
     const uint64_t ra = tr * block.rows, rb = std::min(r1 - r0, ra + block.rows);
     for (uint64_t tc = 0; tc < tile_cols; ++tc) {
       const uint64_t ca = tc * block.cols, cb = std::min(cols, ca + block.cols);
       float max_abs = 0;  // reshaped.abs().amax(dim=(-3, -1)): NaN propagates
-      for (uint64_t r = ra; r < rb && !std::isnan(max_abs); ++r)
+      const bool simd_max = !amax_bits.empty() && amax_bits[tr * tile_cols + tc] <= 0x7F800000u;
+      if (simd_max) max_abs = bit_cast<float>(amax_bits[tr * tile_cols + tc]);
+      for (uint64_t r = ra; r < rb && !simd_max && !std::isnan(max_abs); ++r)
         for (uint64_t c = ca; c < cb; ++c) {
           const float a = std::fabs(values[r * cols + c]);
           if (std::isnan(a)) {
@@ -64,6 +76,8 @@ void fp8_block_scales(const float* values, uint64_t cols, uint64_t r0, uint64_t 
 
 void fp8_block_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, Fp8Block block,
                              const float* scale, uint8_t* out) {
+  if (!reference_impl_forced() && simd::fp8_block_rows(values, cols, r1 - r0, block.rows, block.cols, scale, out))
+    return;  // the SIMD kernel
   const uint64_t tile_cols = (cols + block.cols - 1) / block.cols;
   for (uint64_t r = 0; r < r1 - r0; ++r) {
     const float* s = scale + (r / block.rows) * tile_cols;

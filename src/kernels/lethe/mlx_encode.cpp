@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 #include "kernels/quant/packed.h"
 
 namespace amn::lethe {
@@ -45,14 +46,18 @@ uint32_t code_of(float x, float n_bins) {
 }  // namespace
 
 MlxAffine mlx_affine_params(const float* w, uint64_t n, uint32_t bits) {
-  const float n_bins = float((1u << bits) - 1);
-  const float eps = 1e-7f;
   float w_min = std::numeric_limits<float>::infinity();
   float w_max = -w_min;
   for (uint64_t j = 0; j < n; ++j) {  // std::max / std::min as MLX calls them: a NaN is passed over
     w_max = std::max(w_max, w[j]);
     w_min = std::min(w_min, w[j]);
   }
+  return mlx_affine_params_of_range(w_min, w_max, bits);
+}
+
+MlxAffine mlx_affine_params_of_range(float w_min, float w_max, uint32_t bits) {
+  const float n_bins = float((1u << bits) - 1);
+  const float eps = 1e-7f;
   const bool mask = std::abs(w_min) > std::abs(w_max);
   float scale = std::max((w_max - w_min) / n_bins, eps);
   scale = mask ? scale : -scale;
@@ -71,7 +76,26 @@ void mlx_affine_quantize_rows(const float* values, uint64_t rows, uint64_t cols,
   const float n_bins = float((1u << bits) - 1);
   const uint64_t groups = rows * (cols / group);
   const uint64_t group_bytes = group * bits / 8;  // group is a multiple of 32: whole bytes
-  for (uint64_t g = 0; g < groups; ++g) {
+  uint64_t g = 0;
+  // The SIMD kernels (4 and 8 bits) unless the reference is forced: each chunk's ranges,
+  // their scales and biases here, then the chunk's codes.
+  if (!reuse && !reference_impl_forced()) {
+    constexpr uint64_t kChunk = 64;
+    float lo[kChunk], hi[kChunk], scale[kChunk], bias[kChunk];
+    for (; g < groups; g += kChunk) {
+      const uint64_t m = std::min(kChunk, groups - g);
+      if (!simd::mlx_ranges(values + g * group, m, group, bits, lo, hi)) break;
+      for (uint64_t k = 0; k < m; ++k) {
+        const MlxAffine a = mlx_affine_params_of_range(lo[k], hi[k], bits);
+        store(scale_dtype, a.scale, scales, g + k);
+        store(scale_dtype, a.bias, biases, g + k);
+        scale[k] = a.scale;
+        bias[k] = a.bias;
+      }
+      simd::mlx_codes(values + g * group, m, group, bits, scale, bias, packed + g * group_bytes);
+    }
+  }
+  for (; g < groups; ++g) {
     const float* w = values + g * group;
     MlxAffine a;
     if (reuse) {

@@ -18,6 +18,9 @@ struct MlxAffine {
 
 // One group's scale and bias, in float32 (before the cast to the weight's dtype).
 MlxAffine mlx_affine_params(const float* group, uint64_t n, uint32_t bits);
+// The same from the group's max and min as MLX's std::max / std::min find them (NaN passed
+// over; +-Inf if the group holds nothing else).
+MlxAffine mlx_affine_params_of_range(float w_min, float w_max, uint32_t bits);
 
 // Rows [0, rows) of `values` ([rows, cols], cols a multiple of `group`): writes
 // rows * cols * bits / 8 packed bytes and rows * cols / group scales and biases in

@@ -8,19 +8,21 @@
 
 #include "core/bytes.h"
 #include "core/dtype.h"
+#include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 #include "kernels/lethe/torch_ops.h"
 
 namespace amn::lethe {
 namespace {
 
+}  // namespace
+
 // 1 / 2^(code - 127) as quant_scale: 0 for a zero scale (torch.where(dequant_scale_rounded
 // == 0, 0, 1.0 / dequant_scale_rounded)).
-float quant_scale(uint8_t code) {
+float mxfp4_quant_scale(uint8_t code) {
   if (code == 0) return 0.0f;
   return 1.0f / bit_cast<float>(static_cast<uint32_t>(code) << 23);
 }
-
-}  // namespace
 
 uint8_t mxfp4_scale(const float* group) {
   float amax = 0;  // abs_groups.max(dim=-1): NaN propagates
@@ -29,6 +31,10 @@ uint8_t mxfp4_scale(const float* group) {
     if (std::isnan(a) || std::isnan(amax)) amax = std::isnan(amax) ? amax : a;
     else if (a > amax) amax = a;
   }
+  return mxfp4_scale_of_amax(amax);
+}
+
+uint8_t mxfp4_scale_of_amax(float amax) {
   const float dequant_scale = amax / 6.0f;  // max_val / max_quant_val
   const uint32_t ds = bit_cast<uint32_t>(dequant_scale);
   const uint32_t rounded = (ds + 0x007FFFFFu) & 0x7F800000u;  // ROUND_UP, int32 wraps
@@ -63,6 +69,7 @@ uint8_t mxfp4_code(float quotient) {
 
 void mxfp4_quantize_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* blocks, uint8_t* scales,
                          bool reuse) {
+  if (!reference_impl_forced() && simd::mxfp4_rows(values, rows, cols, blocks, scales, reuse)) return;  // SIMD
   const uint64_t groups = cols / 32;
   float g[32];
   for (uint64_t r = 0; r < rows; ++r)
@@ -70,7 +77,7 @@ void mxfp4_quantize_rows(const float* values, uint64_t rows, uint64_t cols, uint
       for (int i = 0; i < 32; ++i) g[i] = round_to(values[r * cols + k * 32 + i], DType::BF16);  // w.to(bfloat16)
       uint8_t& s = scales[r * groups + k];
       if (!reuse) s = mxfp4_scale(g);
-      const float qs = quant_scale(s);
+      const float qs = mxfp4_quant_scale(s);
       uint8_t* out = blocks + (r * groups + k) * 16;
       for (int j = 0; j < 16; ++j)
         out[j] = static_cast<uint8_t>(mxfp4_code(g[2 * j] * qs) | (mxfp4_code(g[2 * j + 1] * qs) << 4));

@@ -14,6 +14,10 @@ namespace amn::lethe {
 // rounded up to a power of two by the bit trick (ds + 0x7FFFFF) & 0x7F800000 (wrapping int32
 // arithmetic: a NaN amax gives 0); the exponent byte.
 uint8_t mxfp4_scale(const float* group);
+// The same from the group's amax (NaN: 0).
+uint8_t mxfp4_scale_of_amax(float amax);
+// The quotient's factor for a scale code: 1 / 2^(code - 127) in F32, 0 for code 0.
+float mxfp4_quant_scale(uint8_t code);
 
 // E2M1 code of one quotient x * (1 / 2^(scale - 127)), downcast_to_mxfp_torch's bit-level
 // round to nearest even (sticky bits from both the subnormal shift and the dropped mantissa).

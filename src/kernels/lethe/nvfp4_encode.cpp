@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "kernels/lethe/torch_ops.h"
 #include "kernels/quant/fp8.h"
@@ -27,6 +28,8 @@ float nvfp4_global_scale(float amax, DType src) {
 
 void nvfp4_block_scales(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, DType src, float global_scale,
                         uint8_t* scale_e4m3) {
+  if (!reference_impl_forced() && simd::nvfp4_scales(values, cols, r1 - r0, src, global_scale, scale_e4m3))
+    return;  // the SIMD kernel
   const uint64_t groups = cols / 16;
   for (uint64_t r = 0; r < r1 - r0; ++r)
     for (uint64_t g = 0; g < groups; ++g) {
@@ -53,6 +56,9 @@ uint8_t nvfp4_code(float v) {
 
 void nvfp4_quantize_rows(const float* values, uint64_t cols, uint64_t r0, uint64_t r1, const uint8_t* scale_e4m3,
                          float global_scale, uint8_t* packed, bool signed_zero) {
+  if (!reference_impl_forced() &&
+      simd::nvfp4_rows(values, cols, r1 - r0, scale_e4m3, global_scale, packed, signed_zero))
+    return;  // the SIMD kernel
   const uint64_t groups = cols / 16;
   for (uint64_t r = 0; r < r1 - r0; ++r)
     for (uint64_t g = 0; g < groups; ++g) {

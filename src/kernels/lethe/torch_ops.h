@@ -31,10 +31,14 @@ inline float absmax_scan(const float* values, uint64_t count) {
   return m;
 }
 
-// The same without an early exit, in 8 lanes so that the compiler vectorizes it (max is
-// exact, so the lanes' order does not matter); values with a NaN go through absmax_scan for
-// the NaN it returns.
-inline float absmax(const float* values, uint64_t count) {
+// amax |x| as absmax_scan returns it, by the SIMD kernel (encode_simd.h) unless the
+// reference is forced (kernels/cast.h: AMN_FORCE_IMPL=scalar); torch_ops.cpp.
+float absmax(const float* values, uint64_t count);
+
+// The reference of absmax: absmax_scan without an early exit, in 8 lanes so that the
+// compiler vectorizes it (max is exact, so the lanes' order does not matter); values with a
+// NaN go through absmax_scan for the NaN it returns.
+inline float absmax_reference(const float* values, uint64_t count) {
   constexpr int kLanes = 8;
   float m[kLanes] = {};
   int32_t nan[kLanes] = {};

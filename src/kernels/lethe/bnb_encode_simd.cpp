@@ -1,0 +1,191 @@
+// bitsandbytes encoders in Highway (encode_simd.h), compiled here once per Highway target
+// (foreach_target.h re-includes this file); the same bytes as the reference
+// (bnb_encode.cpp) on every target:
+//  - NF4 / FP4, full blocks: the block's absmax as AbsMaxBits (a block with a NaN takes the
+//    reference's scan), x * (1 / max(absmax, 1e-38)) in f32 lanes, and the code as the
+//    reference counts it: how many of the 15 sorted midpoints are not >= the value (NaN:
+//    all 15). torch.clamp(-1, 1) is left out: every midpoint lies inside (-1, 1), so the
+//    count of a clamped value is the count of the value. Even and odd elements are loaded
+//    apart (LoadInterleaved2) so that each u32 lane packs its pair, high nibble first.
+//  - LLM.int8(): the F16 round trip as kernels/cast.h rounds (cast-inl.h), the product with
+//    the row's scale, Round (ties to even, as nearbyint in the default rounding mode), and
+//    torch's float -> int8 (0 for NaN, +-Inf and |r| >= 2^31, else the low byte).
+// On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
+// static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/lethe/bnb_encode_simd.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include <cmath>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/byte_lookup-inl.h"  // LookupBytes16: the swizzle on WASM
+#include "kernels/lethe/encode-inl.h"
+#include "kernels/lethe/encode_simd.h"
+#include "kernels/lethe/torch_ops.h"  // absmax_scan
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace lethe {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET == HWY_SCALAR
+HWY_NOINLINE uint64_t Bnb4FullBlocks(const float*, const uint8_t*, const float*, uint64_t, uint64_t, const float*,
+                                     float*, uint8_t*, bool) {
+  return 0;
+}
+HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, int8_t*) { return false; }
+#else
+
+// How many of the 15 midpoints are not >= v, in i32 lanes. The midpoints are sorted and
+// "not >= v" holds for a prefix of them (all of them for NaN), so the count is the lower
+// bound a binary search finds. Vectors of 8 lanes or more search: at step k the 2^k
+// midpoints the lanes may compare with fit one vector, looked up by the bits found so far
+// (4 compares and 3 lookups). Narrower vectors count with 15 compares.
+// With 16 lanes the search's tables hold each midpoint at the lane of the bits found so far.
+constexpr bool kDirect = HWY_MAX_BYTES / sizeof(float) >= 16 && HWY_TARGET == HWY_AVX3;
+
+template <class DF>
+struct Midpoints {
+  using VF = hn::VFromD<DF>;
+  VF all[15];      // each midpoint in every lane (the count)
+  VF step[4];      // the search: {b7}, {b3, b11}, {b1, b5, b9, b13}, {b0, b2, ..., b14}
+  Midpoints(DF df, const float* bounds) {
+    for (int k = 0; k < 15; ++k) all[k] = hn::Set(df, bounds[k]);
+    if constexpr (HWY_MAX_BYTES < 32) return;
+    HWY_ALIGN float t[HWY_MAX_BYTES / sizeof(float)] = {};
+    for (int level = 0; level < 4; ++level) {
+      const int stride = 16 >> level;  // midpoints stride / 2 - 1 + j * stride
+      // 16 lanes: midpoint j at lane j * stride, looked up by i itself (no shift).
+      const int at = kDirect ? stride : 1;
+      for (int j = 0; j < (1 << level); ++j) t[j * at] = bounds[stride / 2 - 1 + j * stride];
+      step[level] = hn::Load(df, t);
+    }
+    step[0] = all[7];  // compared in every lane, not looked up
+  }
+};
+
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> CountBelow(DF df, const Midpoints<DF>& b, VF v) {
+  const hn::RebindToSigned<DF> di;
+  if constexpr (HWY_MAX_BYTES >= 32) {
+    // i: the bits found so far; lane i >> (4 - level) of step[level] is the next midpoint.
+    auto i = hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(b.step[0], v))), hn::Set(di, 8));
+    auto t = hn::TableLookupLanes(b.step[1], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<3>(i)));
+    i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 4)));
+    t = hn::TableLookupLanes(b.step[2], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<2>(i)));
+    i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 2)));
+    t = hn::TableLookupLanes(b.step[3], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<1>(i)));
+    return hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 1)));
+  } else {
+    auto count = hn::Set(di, 15);
+    for (int k = 0; k < 15; ++k) count = hn::Add(count, hn::BitCast(di, hn::VecFromMask(df, hn::Ge(b.all[k], v))));
+    return count;
+  }
+}
+
+HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uint8_t* HWY_RESTRICT order,
+                                     const float* HWY_RESTRICT in, uint64_t blocks, uint64_t blocksize,
+                                     const float* HWY_RESTRICT absmax_in, float* HWY_RESTRICT absmax_out,
+                                     uint8_t* HWY_RESTRICT packed, bool fp4_signed_zero) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::Rebind<uint8_t, decltype(df)> d8;
+  const size_t N = hn::Lanes(df);
+  if (blocksize % (2 * N) != 0) return 0;
+  const Midpoints<hn::ScalableTag<float>> vb(df, bounds);
+  bool identity = true;
+  for (int k = 0; k < 16; ++k) identity = identity && order[k] == k;
+  // order[count] by a byte shuffle of each lane's low byte (per 128-bit block); the other
+  // bytes are cleared.
+  const hn::Repartition<uint8_t, decltype(di)> dbytes;
+  const auto table = hn::LoadDup128(dbytes, order);
+  const auto low = hn::Set(di, 0xFF);
+  const auto map = [&](hn::VFromD<decltype(di)> count) {
+    if (identity) return count;
+    return hn::And(hn::BitCast(di, ::amn::HWY_NAMESPACE::LookupBytes16(table, hn::BitCast(dbytes, count))), low);
+  };
+  const auto neg_zero = hn::Set(du, 0x80000000u);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const float* x = in + b * blocksize;
+    float am;
+    if (absmax_in) {
+      am = absmax_in[b];
+    } else {
+      const uint32_t bits = AbsMaxBits(x, blocksize);
+      if (bits > 0x7F800000u) {
+        am = absmax_scan(x, blocksize);  // the first NaN, as torch's max returns it
+      } else {
+        std::memcpy(&am, &bits, 4);
+      }
+      absmax_out[b] = am;
+    }
+    // 1.0 / absmax.clamp(min=1e-38) (a NaN stays NaN)
+    const float inv = 1.0f / (std::isnan(am) ? am : (am < 1e-38f ? 1e-38f : am));
+    const auto vinv = hn::Set(df, inv);
+    uint8_t* out = packed + b * blocksize / 2;
+    for (uint64_t i = 0; i < blocksize; i += 2 * N) {
+      hn::VFromD<decltype(df)> even, odd;
+      hn::LoadInterleaved2(df, x + i, even, odd);
+      auto ce = CountBelow(df, vb, hn::Mul(even, vinv));
+      auto co = CountBelow(df, vb, hn::Mul(odd, vinv));
+      if (fp4_signed_zero) {  // -0.0 takes code 8, which is order[8]
+        ce = hn::IfThenElse(hn::RebindMask(di, hn::Eq(hn::BitCast(du, even), neg_zero)), hn::Set(di, 8), ce);
+        co = hn::IfThenElse(hn::RebindMask(di, hn::Eq(hn::BitCast(du, odd), neg_zero)), hn::Set(di, 8), co);
+      }
+      const auto pair = hn::Or(hn::ShiftLeft<4>(map(ce)), map(co));
+      hn::StoreU(hn::DemoteTo(d8, pair), d8, out + i / 2);
+    }
+  }
+  return blocks;
+}
+
+HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float scale, int8_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const auto vscale = hn::Set(df, scale);
+  const auto limit = hn::Set(df, 2147483648.0f);
+  EachVector(df, row, cols, reinterpret_cast<uint8_t*>(out), [&](hn::VFromD<decltype(df)> x) {
+    const auto r = hn::Round(hn::Mul(RoundToF16(df, x), vscale));
+    // |r| < 2^31 is false for NaN; those lanes (and Inf, and the out of range) give 0.
+    const auto in_range = hn::RebindMask(di, hn::Lt(hn::Abs(r), limit));
+    return hn::BitCast(du, hn::IfThenElseZero(in_range, hn::ConvertTo(di, r)));
+  });
+  return true;
+}
+
+#endif  // HWY_TARGET == HWY_SCALAR
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace lethe
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace amn {
+namespace lethe {
+
+HWY_EXPORT(Bnb4FullBlocks);
+HWY_EXPORT(BnbInt8Row);
+
+namespace simd {
+
+uint64_t bnb4_full_blocks(const float* bounds, const uint8_t* order, const float* in, uint64_t blocks,
+                          uint64_t blocksize, const float* absmax_in, float* absmax_out, uint8_t* packed,
+                          bool fp4_signed_zero) {
+  return HWY_DYNAMIC_DISPATCH(Bnb4FullBlocks)(bounds, order, in, blocks, blocksize, absmax_in, absmax_out, packed,
+                                              fp4_signed_zero);
+}
+
+bool bnb_int8_row(const float* row, uint64_t cols, float scale, int8_t* out) {
+  return HWY_DYNAMIC_DISPATCH(BnbInt8Row)(row, cols, scale, out);
+}
+
+}  // namespace simd
+}  // namespace lethe
+}  // namespace amn
+#endif  // HWY_ONCE

@@ -1,0 +1,160 @@
+// Highway helpers shared by the forget encoders' SIMD kernels (bnb_encode_simd.cpp,
+// fp8_encode_simd.cpp), compiled per target by the files that include them. Each helper
+// computes, lane by lane, exactly what the scalar reference computes for one value:
+//  - AbsMaxBits: amax |x| as the integer max of the sign-cleared bits (for non-negative
+//    floats the integer order is the float order, and every NaN is above +Inf), so NaN
+//    is detected by the same pass; the callers go back to the reference's scan for the
+//    NaN it returns (torch's amax lets the first one through).
+//  - E4M3: c10's fp8e4m3fn_from_fp32_value (f32_to_e4m3fn), both branches computed in
+//    u32 lanes with the reference's wrapping arithmetic, then selected.
+//  - F16 / BF16 rounding: cast-inl.h's conversions, which are the scalar casts' bits
+//    (tests_native/test_cast.cpp checks them on every target).
+//  - EachVector: full vectors, then one zero-padded vector for the remainder (the padded
+//    lanes' results are dropped), so no scalar tail has to be kept in step.
+
+// Per-target include guard (toggled by foreach_target.h).
+#if defined(AMN_KERNELS_LETHE_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef AMN_KERNELS_LETHE_ENCODE_INL_H_
+#undef AMN_KERNELS_LETHE_ENCODE_INL_H_
+#else
+#define AMN_KERNELS_LETHE_ENCODE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/cast-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace amn {
+namespace lethe {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+namespace cast = ::amn::HWY_NAMESPACE;
+
+// The largest sign-cleared bit pattern of n floats (> 0x7F800000: one of them is NaN).
+HWY_INLINE uint32_t AbsMaxBits(const float* HWY_RESTRICT p, size_t n) {
+  const hn::ScalableTag<int32_t> di;
+  const size_t N = hn::Lanes(di);
+  const auto mask = hn::Set(di, 0x7FFFFFFF);
+  const int32_t* q = reinterpret_cast<const int32_t*>(p);
+  auto m0 = hn::Zero(di), m1 = hn::Zero(di), m2 = hn::Zero(di), m3 = hn::Zero(di);
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    m0 = hn::Max(m0, hn::And(hn::LoadU(di, q + i), mask));
+    m1 = hn::Max(m1, hn::And(hn::LoadU(di, q + i + N), mask));
+    m2 = hn::Max(m2, hn::And(hn::LoadU(di, q + i + 2 * N), mask));
+    m3 = hn::Max(m3, hn::And(hn::LoadU(di, q + i + 3 * N), mask));
+  }
+  for (; i + N <= n; i += N) m0 = hn::Max(m0, hn::And(hn::LoadU(di, q + i), mask));
+  m0 = hn::Max(hn::Max(m0, m1), hn::Max(m2, m3));
+  uint32_t r = static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, m0)));
+  for (; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, p + i, 4);
+    u &= 0x7FFFFFFFu;
+    r = u > r ? u : r;
+  }
+  return r;
+}
+
+#if HWY_TARGET != HWY_SCALAR
+
+// E4M3 codes (low byte of each u32 lane) of f32 lanes, f32_to_e4m3fn lane by lane.
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
+  const hn::RebindToUnsigned<DF> du;
+  auto f = hn::BitCast(du, v);
+  const auto sign = hn::And(f, hn::Set(du, 0x80000000u));
+  f = hn::Xor(f, sign);
+  // f_bits >= fp8_max (480.0f): 0x7F (NaN and Inf included).
+  const auto saturate = cast::GreaterSmall(du, f, (UINT32_C(1087) << 20) - 1);
+  // f_bits >= 2^-6: the normal branch, else the subnormal one.
+  const auto normal = cast::GreaterSmall(du, f, (UINT32_C(121) << 23) - 1);
+  constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
+  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, f), hn::BitCast(df, hn::Set(du, kDenormMask)))),
+                           hn::Set(du, kDenormMask));
+  const auto mant_odd = hn::And(hn::ShiftRight<20>(f), hn::Set(du, 1u));
+  const auto rounded =
+      hn::ShiftRight<20>(hn::Add(hn::Add(f, hn::Set(du, (static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu)), mant_odd));
+  auto r = hn::IfThenElse(normal, rounded, sub);
+  r = hn::IfThenElse(saturate, hn::Set(du, 0x7Fu), hn::And(r, hn::Set(du, 0xFFu)));
+  return hn::Or(r, hn::ShiftRight<24>(sign));
+}
+
+// torch.clamp(v, -448, 448) for the lanes that are not NaN (NaN stays NaN, as the
+// reference's `if (!isnan(v)) v = min(448, max(-448, v))`).
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF Clamp448(DF df, VF v) {
+  const auto clamped = hn::Min(hn::Max(v, hn::Set(df, -448.0f)), hn::Set(df, 448.0f));
+  return hn::IfThenElse(hn::Eq(v, v), clamped, v);
+}
+
+// lethe::round_to(v, F16), i.e. f16_to_f32(f32_to_f16(v)), without the F16 bits: F16's
+// normal range keeps 10 mantissa bits, rounded to nearest even in integer arithmetic (as
+// F32ToBF16Bits keeps 7), and a sum reaching 2^16 is F16's infinity; below 2^-14 the
+// value is rounded to a multiple of 2^-24 by the F32 adder ((|v| + 0.5) - 0.5, exact there,
+// ties to even); NaN is F16's quiet NaN widened (sign | 0x7FC00000). The same bits as the
+// scalar casts for every one of the 2^32 inputs (checked exhaustively on x86; see
+// tests_native/test_lethe_simd.cpp).
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF RoundToF16(DF df, VF v) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto u = hn::BitCast(du, v);
+  const auto a = hn::And(u, hn::Set(du, 0x7FFFFFFFu));
+  const auto sign = hn::Xor(u, a);
+  const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u));
+  auto r = hn::And(hn::Add(a, hn::Add(odd, hn::Set(du, 0xFFFu))), hn::Set(du, 0xFFFFE000u));
+  r = hn::IfThenElse(cast::GreaterSmall(du, r, 0x477FFFFFu), hn::Set(du, 0x7F800000u), r);
+  const auto half = hn::Set(df, 0.5f);
+  const auto sub = hn::BitCast(du, hn::Sub(hn::Add(hn::BitCast(df, a), half), half));
+  r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x387FFFFFu), r, sub);
+  r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x7F800000u), hn::Set(du, 0x7FC00000u), r);
+  return hn::BitCast(df, hn::Or(sign, r));
+}
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF RoundToBF16(DF df, VF v) {
+  const hn::RebindToUnsigned<DF> du;
+  return hn::BitCast(df, hn::ShiftLeft<16>(cast::F32ToBF16Bits(du, hn::BitCast(du, v), 0xFFFFu)));
+}
+
+// fn(v) -> u32 lanes whose low bytes are the outputs, for each f32 vector of in[0, n):
+// out[i] = low byte of lane i. The last partial vector is zero-padded.
+template <class DF, class Fn>
+HWY_INLINE void EachVector(DF df, const float* HWY_RESTRICT in, size_t n, uint8_t* HWY_RESTRICT out, const Fn& fn) {
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, DF> d8;
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  const hn::RebindToUnsigned<DF> du;
+  const auto low = hn::Set(du, 0xFFu);
+#if HWY_TARGET == HWY_WASM
+  // Four vectors narrowed to one full 16-byte store (DemoteTo would narrow each vector
+  // twice and store 4 bytes); every value is below 256, so the saturating narrows are exact.
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const auto a = hn::And(fn(hn::LoadU(df, in + i)), low), b = hn::And(fn(hn::LoadU(df, in + i + N)), low);
+    const auto c = hn::And(fn(hn::LoadU(df, in + i + 2 * N)), low), e = hn::And(fn(hn::LoadU(df, in + i + 3 * N)), low);
+    wasm_v128_store(out + i, wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(a.raw, b.raw),
+                                                     wasm_i16x8_narrow_i32x4(c.raw, e.raw)));
+  }
+#endif
+  for (; i + N <= n; i += N) hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(fn(hn::LoadU(df, in + i)), low))), d8, out + i);
+  if (i == n) return;
+  HWY_ALIGN float pad[HWY_MAX_BYTES / sizeof(float)] = {};
+  uint8_t bytes[HWY_MAX_BYTES / sizeof(float)];
+  std::memcpy(pad, in + i, (n - i) * sizeof(float));
+  hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::And(fn(hn::Load(df, pad)), low))), d8, bytes);
+  std::memcpy(out + i, bytes, n - i);
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace lethe
+}  // namespace amn
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard

@@ -1,0 +1,359 @@
+// The forget encoders' Highway kernels (kernels/lethe/*_simd.cpp) against the scalar
+// reference (AMN_FORCE_IMPL=scalar's code, itself checked against the producers in
+// test_lethe_*.cpp), byte for byte, under every implementation this binary can run
+// (amn::available_impls + force_impl): absmax, NF4 / FP4 (with given absmax and FP4's
+// signed zero too), LLM.int8() (with SCB given too), fp8-block and the compressed-tensors
+// fp8 layouts in F32 / BF16 / F16, on adversarial values (ties at the codebook midpoints,
+// E4M3's and F16's halfway points, zeros, subnormals, +-Inf, NaNs of both signs, all-zero
+// blocks) and odd lengths, with scales that make the ties exact.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/bytes.h"
+#include "core/dtype.h"
+#include "kernels/cast.h"
+#include "kernels/lethe/bnb_encode.h"
+#include "kernels/lethe/fp8_ct_encode.h"
+#include "kernels/lethe/fp8_encode.h"
+#include "kernels/lethe/mlx_encode.h"
+#include "kernels/lethe/mxfp4_encode.h"
+#include "kernels/lethe/nvfp4_encode.h"
+#include "kernels/lethe/torch_ops.h"
+
+using namespace amn;
+using namespace amn::lethe;
+
+namespace {
+
+struct RestoreImpl {
+  std::string saved{amn::active_impl_name()};
+  ~RestoreImpl() { amn::force_impl(saved); }
+};
+
+float from_bits(uint32_t u) { return bit_cast<float>(u); }
+
+// Values every encoder must treat as the reference does. `unit`: the values the codebook
+// ties sit at (absmax 1 blocks hold them exactly).
+std::vector<float> special_values() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f, -0.0f, inf, -inf, from_bits(0x7FC00000u), from_bits(0xFFC00000u),
+                          from_bits(0x7F800001u), from_bits(0xFFA00001u), from_bits(0x00000001u),
+                          from_bits(0x80000001u), from_bits(0x007FFFFFu), from_bits(0x00800000u),
+                          std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), 1.0f, -1.0f,
+                          65504.0f, 65519.99f, 65520.0f, -65520.0f, 5.960464477539063e-08f, 2.98023224e-08f,
+                          8.9406967e-08f, 6.1035156e-05f, 448.0f, 464.0f, 479.99f, 480.0f, -464.0f, 0.015625f,
+                          0.001953125f, 0.0009765625f, 0.0029296875f, 1e-40f, -1e-40f, 127.5f, -127.5f, 128.5f,
+                          -128.5f, 255.5f, 1e10f, -3e9f};
+  // E4M3's halfway points and their neighbours: m.5 ulps of every binade in [2^-9, 448].
+  for (int e = -9; e <= 8; ++e)
+    for (int m = 0; m < 8; ++m) {
+      const float half = std::ldexp(1.0f + (m + 0.5f) / 8.0f, e);
+      const float sub = std::ldexp(m + 0.5f, -9);  // subnormal grid
+      for (float x : {half, sub}) {
+        v.push_back(x);
+        v.push_back(-x);
+        v.push_back(std::nextafter(x, 0.0f));
+        v.push_back(std::nextafter(x, inf));
+      }
+    }
+  // F16's halfway points (LLM.int8() rounds to F16 first).
+  for (uint32_t h : {0x0001u, 0x0002u, 0x03FFu, 0x0400u, 0x3C00u, 0x3C01u, 0x7BFEu, 0x7BFFu}) {
+    const float a = scalar::f16_to_f32(static_cast<uint16_t>(h)), b = scalar::f16_to_f32(static_cast<uint16_t>(h + 1));
+    const float mid = (a + b) / 2;
+    v.push_back(mid);
+    v.push_back(-mid);
+    v.push_back(std::nextafter(mid, 0.0f));
+  }
+  for (int k = -140; k <= 140; ++k) v.push_back(k + 0.5f);  // ties of round-half-even
+  return v;
+}
+
+// n values: weight-like normals, with the specials and all-zero / NaN / Inf stretches sown in.
+std::vector<float> adversarial(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  const auto specials = special_values();
+  std::vector<float> v(n);
+  for (auto& x : v) x = normal(rng);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = rng() % 16;
+    if (r == 0) v[i] = specials[rng() % specials.size()];
+    if (r == 1) v[i] *= 1e4f;
+  }
+  // A stretch of zeros, one of halves (-0.0 among them), and one of a block's midpoint ties.
+  for (size_t i = n / 3; i < n / 3 + 300 && i < n; ++i) v[i] = 0.0f;
+  for (size_t i = n / 2; i < n / 2 + 64 && i < n; ++i) v[i] = (i % 2) ? -0.0f : 0.5f;
+  return v;
+}
+
+// Blocks of absmax exactly 1 holding the midpoints of the codebook's sorted codes (the ties
+// of its bucketize) and their neighbours.
+std::vector<float> codebook_ties(Bnb4Type type, size_t n) {
+  const float* code = bnb4_quant_map(type);
+  std::vector<float> sorted(code, code + 16);
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<float> pool;
+  for (int i = 0; i < 15; ++i) {
+    const float mid = (sorted[i] + sorted[i + 1]) / 2.0f;
+    for (float x : {mid, std::nextafter(mid, -2.0f), std::nextafter(mid, 2.0f)}) pool.push_back(x);
+  }
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = i % 32 == 0 ? 1.0f : pool[(i * 7) % pool.size()];
+  return v;
+}
+
+template <class T>
+std::vector<uint8_t> bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// Runs `encode` under the reference and under every implementation; each output must be
+// the reference's bytes.
+void check_every_impl(const std::string& what, const std::function<std::vector<uint8_t>()>& encode) {
+  RestoreImpl restore;
+  REQUIRE(amn::force_impl("scalar"));
+  const auto want = encode();
+  for (auto impl : amn::available_impls()) {
+    REQUIRE(amn::force_impl(impl));
+    const auto got = encode();
+    INFO(what << " under " << impl);
+    REQUIRE(got.size() == want.size());
+    size_t first = want.size();
+    for (size_t i = 0; i < want.size() && first == want.size(); ++i)
+      if (got[i] != want[i]) first = i;
+    INFO("first differing byte " << first);
+    CHECK(first == want.size());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lethe simd: absmax on every implementation (NaN first, odd lengths)", "[lethe][simd]") {
+  const auto v = adversarial(5000, 1);
+  std::vector<float> finite;
+  for (float x : v)
+    if (!std::isnan(x)) finite.push_back(x);
+  check_every_impl("absmax", [&] {
+    std::vector<float> out;
+    for (const auto* src : std::vector<const std::vector<float>*>{&v, &finite})
+      for (size_t n : {0, 1, 2, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 4999})
+        for (size_t at : {0, 3, 41}) out.push_back(absmax(src->data() + at, std::min(n, src->size() - at)));
+    return bytes(out);
+  });
+}
+
+TEST_CASE("lethe simd: NF4 / FP4 on every implementation", "[lethe][simd]") {
+  for (const auto type : {Bnb4Type::nf4, Bnb4Type::fp4}) {
+    for (const uint64_t blocksize : {32, 64, 128, 4096}) {
+      for (const uint64_t n : {blocksize, 3 * blocksize + 1, 5 * blocksize + blocksize / 2, 9000 + 2 * blocksize}) {
+        const std::string name = std::string(type == Bnb4Type::nf4 ? "nf4" : "fp4") + " blocksize " +
+                                 std::to_string(blocksize) + " n " + std::to_string(n);
+        for (const auto& v : {adversarial(n, uint32_t(n + blocksize)), codebook_ties(type, n)}) {
+          const uint64_t blocks = (n + blocksize - 1) / blocksize;
+          check_every_impl(name, [&] {
+            std::vector<uint8_t> packed((n + 1) / 2);
+            std::vector<float> absmax(blocks);
+            bnb4_quantize(type, v.data(), n, blocksize, packed.data(), absmax.data());
+            std::vector<float> again(blocks);
+            bnb4_absmax(v.data(), n, blocksize, again.data());
+            auto out = bytes(packed);
+            for (const auto& part : {bytes(absmax), bytes(again)}) out.insert(out.end(), part.begin(), part.end());
+            return out;
+          });
+          // Given absmax (--reuse-scales): zero, negative, subnormal, Inf and NaN ones too.
+          std::vector<float> given(blocks);
+          const float odd[] = {0.0f, -1.0f, 1e-40f, std::numeric_limits<float>::infinity(), from_bits(0x7FC00000u), 1.0f};
+          for (uint64_t b = 0; b < blocks; ++b) given[b] = b % 3 == 0 ? odd[b / 3 % 6] : 0.05f * float(b % 7 + 1);
+          for (const bool signed_zero : {false, true})
+            check_every_impl(name + " with absmax, signed zero " + std::to_string(signed_zero), [&] {
+              std::vector<uint8_t> packed((n + 1) / 2);
+              bnb4_quantize_with_absmax(type, v.data(), n, blocksize, given.data(), packed.data(), signed_zero);
+              return packed;
+            });
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("lethe simd: LLM.int8() rows on every implementation", "[lethe][simd]") {
+  for (const uint64_t cols : {1, 5, 16, 17, 33, 64, 129, 4099}) {
+    const auto v = adversarial(cols * 9, uint32_t(cols));
+    check_every_impl("int8 cols " + std::to_string(cols), [&] {
+      std::vector<int8_t> q(v.size());
+      std::vector<float> scb(9);
+      for (uint64_t r = 0; r < 9; ++r) bnb_int8_quantize_row(v.data() + r * cols, cols, q.data() + r * cols, &scb[r]);
+      auto out = bytes(q);
+      const auto s = bytes(scb);
+      out.insert(out.end(), s.begin(), s.end());
+      return out;
+    });
+    // SCB given: 127 makes the row's scale 1 (so k + 0.5 are ties), small ones wrap past
+    // int8 and past int32, and the degenerate ones.
+    for (const float scb : {127.0f, 1.0f, 0.5f, 1e-3f, 1e-9f, 0.0f, -2.0f, 1e-40f, std::numeric_limits<float>::infinity(),
+                            from_bits(0x7FC00000u)})
+      check_every_impl("int8 with SCB " + std::to_string(scb) + " cols " + std::to_string(cols), [&] {
+        std::vector<int8_t> q(v.size());
+        for (uint64_t r = 0; r < 9; ++r) bnb_int8_quantize_row_with_scb(v.data() + r * cols, cols, scb, q.data() + r * cols);
+        return bytes(q);
+      });
+  }
+}
+
+TEST_CASE("lethe simd: fp8-block on every implementation", "[lethe][simd]") {
+  struct Shape {
+    uint64_t rows, cols;
+    Fp8Block block;
+  };
+  for (const Shape& s : {Shape{256, 384, {128, 128}}, Shape{130, 300, {128, 128}}, Shape{7, 45, {3, 5}},
+                         Shape{33, 70, {16, 32}}}) {
+    const auto v = adversarial(s.rows * s.cols, uint32_t(s.rows * s.cols));
+    const std::string name = "fp8-block " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    const uint64_t tiles = ((s.rows + s.block.rows - 1) / s.block.rows) * ((s.cols + s.block.cols - 1) / s.block.cols);
+    check_every_impl(name, [&] {
+      std::vector<float> scale(tiles), scale_inv(tiles);
+      fp8_block_scales(v.data(), s.cols, 0, s.rows, s.block, scale.data(), scale_inv.data());
+      std::vector<uint8_t> codes(v.size());
+      fp8_block_quantize_rows(v.data(), s.cols, 0, s.rows, s.block, scale.data(), codes.data());
+      for (const auto& part : {bytes(scale), bytes(scale_inv)}) codes.insert(codes.end(), part.begin(), part.end());
+      return codes;
+    });
+    // Given scales: 1 (E4M3's ties exact), and the degenerate ones (0 x Inf products).
+    for (const float k : {1.0f, 0.0f, std::numeric_limits<float>::infinity(), 1e30f, 1e-30f, -3.0f})
+      check_every_impl(name + " scale " + std::to_string(k), [&] {
+        std::vector<float> scale(tiles, k);
+        std::vector<uint8_t> codes(v.size());
+        fp8_block_quantize_rows(v.data(), s.cols, 0, s.rows, s.block, scale.data(), codes.data());
+        return codes;
+      });
+  }
+}
+
+TEST_CASE("lethe simd: compressed-tensors fp8 in F32, BF16, F16 on every implementation", "[lethe][simd]") {
+  for (const uint64_t cols : {1, 17, 64, 301}) {
+    const uint64_t rows = 11;
+    auto v = adversarial(rows * cols, uint32_t(cols + 7));
+    for (const DType src : {DType::F32, DType::BF16, DType::F16}) {
+      // The weight's values are values of its dtype.
+      std::vector<float> w(v.size());
+      for (size_t i = 0; i < v.size(); ++i) w[i] = round_to(v[i], src);
+      const std::string name = "fp8-ct " + std::string(dtype_info(src).name) + " cols " + std::to_string(cols);
+      for (const bool zero_point : {false, true}) {
+        check_every_impl(name + " channel", [&] {
+          std::vector<float> scale(rows);
+          ct_fp8_channel_scales(w.data(), cols, 0, rows, src, scale.data());
+          std::vector<uint8_t> codes(w.size());
+          ct_fp8_quantize_rows(w.data(), cols, 0, rows, src, scale.data(), true, zero_point, codes.data());
+          const auto s = bytes(scale);
+          codes.insert(codes.end(), s.begin(), s.end());
+          return codes;
+        });
+        for (const float k : {1.0f, 0.0f, std::numeric_limits<float>::infinity(), 1e-30f, -2.0f, 3.0f})
+          check_every_impl(name + " tensor scale " + std::to_string(k), [&] {
+            std::vector<uint8_t> codes(w.size());
+            ct_fp8_quantize_rows(w.data(), cols, 0, rows, src, &k, false, zero_point, codes.data());
+            return codes;
+          });
+      }
+    }
+  }
+}
+
+TEST_CASE("lethe simd: NVFP4 in F32, BF16, F16 on every implementation", "[lethe][simd]") {
+  for (const uint64_t cols : {16, 48, 256}) {
+    const uint64_t rows = 13;
+    const auto v = adversarial(rows * cols, uint32_t(cols + 11));
+    for (const DType src : {DType::F32, DType::BF16, DType::F16}) {
+      std::vector<float> w(v.size());
+      for (size_t i = 0; i < v.size(); ++i) w[i] = round_to(v[i], src);
+      std::vector<float> finite;
+      for (float x : w) finite.push_back(std::isfinite(x) ? x : 0.5f);
+      const std::string name = "nvfp4 " + std::string(dtype_info(src).name) + " cols " + std::to_string(cols);
+      for (const auto* values : std::vector<const std::vector<float>*>{&w, &finite})
+        for (const bool signed_zero : {false, true})
+          check_every_impl(name + " signed zero " + std::to_string(signed_zero), [&] {
+            const float g = nvfp4_global_scale(absmax(values->data(), values->size()), src);
+            std::vector<uint8_t> scales(rows * cols / 16), packed(rows * cols / 2);
+            nvfp4_block_scales(values->data(), cols, 0, rows, src, g, scales.data());
+            nvfp4_quantize_rows(values->data(), cols, 0, rows, scales.data(), g, packed.data(), signed_zero);
+            packed.insert(packed.end(), scales.begin(), scales.end());
+            return packed;
+          });
+      // Given scales (--reuse-scales): every E4M3 code, NaN codes included, and odd globals.
+      std::vector<uint8_t> given(rows * cols / 16);
+      for (size_t i = 0; i < given.size(); ++i) given[i] = static_cast<uint8_t>(i * 37 + 5);
+      for (const float g : {1.0f, 448.0f * 6.0f, 1e-30f, std::numeric_limits<float>::infinity()})
+        check_every_impl(name + " given scales, global " + std::to_string(g), [&] {
+          std::vector<uint8_t> packed(rows * cols / 2);
+          nvfp4_quantize_rows(w.data(), cols, 0, rows, given.data(), g, packed.data());
+          return packed;
+        });
+    }
+  }
+}
+
+TEST_CASE("lethe simd: MXFP4 on every implementation", "[lethe][simd]") {
+  for (const uint64_t cols : {32, 96, 512}) {
+    const uint64_t rows = 9;
+    const auto v = adversarial(rows * cols, uint32_t(cols + 5));
+    // Values spread over many binades, so that quotients reach E2M1's subnormal and tiny range.
+    std::vector<float> wide(v.size());
+    std::mt19937 rng{static_cast<uint32_t>(cols)};
+    for (size_t i = 0; i < wide.size(); ++i) wide[i] = v[i] * std::ldexp(1.0f, int(rng() % 60) - 30);
+    for (const auto* values : std::vector<const std::vector<float>*>{&v, &wide}) {
+      check_every_impl("mxfp4 cols " + std::to_string(cols), [&] {
+        std::vector<uint8_t> blocks(rows * cols / 2), scales(rows * cols / 32);
+        mxfp4_quantize_rows(values->data(), rows, cols, blocks.data(), scales.data());
+        blocks.insert(blocks.end(), scales.begin(), scales.end());
+        return blocks;
+      });
+      // Given scales: every exponent byte, 0 and 255 included.
+      std::vector<uint8_t> given(rows * cols / 32);
+      for (size_t i = 0; i < given.size(); ++i) given[i] = static_cast<uint8_t>(i * 29 + (i % 3 == 0 ? 0 : 100));
+      given[0] = 0;
+      given.back() = 255;
+      check_every_impl("mxfp4 given scales cols " + std::to_string(cols), [&] {
+        std::vector<uint8_t> blocks(rows * cols / 2), scales = given;
+        mxfp4_quantize_rows(values->data(), rows, cols, blocks.data(), scales.data(), true);
+        return blocks;
+      });
+    }
+  }
+}
+
+TEST_CASE("lethe simd: MLX affine 4 and 8 bits on every implementation", "[lethe][simd]") {
+  for (const uint64_t group : {32, 64, 128}) {
+    const uint64_t rows = 5, cols = 4 * group;
+    auto v = adversarial(rows * cols, uint32_t(group + 3));
+    // Groups that are all zero, all NaN, constant, one-signed, and halves (rint's ties).
+    for (uint64_t j = 0; j < group; ++j) {
+      v[j] = 0.0f;
+      v[group + j] = from_bits(0x7FC00000u);
+      v[2 * group + j] = 0.25f;
+      v[3 * group + j] = float(j % 16) * 0.5f;
+    }
+    for (const uint32_t bits : {2u, 4u, 8u})
+      for (const DType dt : {DType::F32, DType::BF16, DType::F16})
+        check_every_impl("mlx affine bits " + std::to_string(bits) + " group " + std::to_string(group) + " " +
+                             std::string(dtype_info(dt).name),
+                         [&] {
+                           const size_t es = dt == DType::F32 ? 4 : 2;
+                           std::vector<uint8_t> packed(rows * cols * bits / 8), scales(rows * cols / group * es),
+                               biases(scales.size());
+                           mlx_affine_quantize_rows(v.data(), rows, cols, bits, group, dt, packed.data(), scales.data(),
+                                                    biases.data());
+                           for (const auto* part : {&scales, &biases}) packed.insert(packed.end(), part->begin(), part->end());
+                           return packed;
+                         });
+  }
+}
