@@ -59,6 +59,11 @@ class Session : public amn::Session {
     std::unique_ptr<uint8_t, void (*)(uint8_t*)> bytes(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(ptr)), free_malloced);
     return status(amn::Session::set_imatrix(std::span<const uint8_t>(bytes.get(), static_cast<size_t>(length))));
   }
+  // A --tensor-type-file's text (JS string, UTF-8 here).
+  void set_tensor_type_file(const std::string& text) { amn::Session::set_tensor_type_file(text); }
+  // Declared here, not bound from amn::Session: embind waits forever for a base class
+  // that is never registered, and the method silently never appears.
+  std::string like_output_format() const { return amn::Session::like_output_format(); }
   val plan_forget_like(const std::string& json, Session& like, const std::string& destination) {
     return status(amn::Session::plan_forget(std::string_view(json), &like, destination));
   }
@@ -211,6 +216,8 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("diffText", &Session::diff_text)
       .function("diffExitStatus", &Session::diff_exit_status)
       .function("setImatrix", &Session::set_imatrix)
+      .function("likeOutputFormat", &Session::like_output_format)
+      .function("setTensorTypeFile", &Session::set_tensor_type_file)
       .function("prepareCount", &Session::prepare_count)
       .function("runPrepare", &Session::run_prepare)
       .function("finishPrepared", &Session::finish_prepared)

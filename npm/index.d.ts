@@ -410,6 +410,9 @@ export interface ForgetOptions {
   /** GGUF: llama-quantize's --tensor-type: 'NAME=TYPE' or a list (NAME a regular expression
    *  searched in tensor names, TYPE a ggml type; the first that matches wins). */
   tensorType?: string | string[];
+  /** GGUF: llama-quantize's --tensor-type-file: such entries separated by spaces or
+   *  newlines (after `tensorType`'s), as bytes, a Blob / File, or in Node a path or file: URL. */
+  tensorTypeFile?: Uint8Array | ArrayBuffer | Blob | string | URL;
   /** GGUF: llama.cpp's importance matrix (llama-quantize --imatrix): the GGUF or legacy .dat
    *  file's bytes, a Blob / File, or in Node a path or file: URL. */
   imatrix?: Uint8Array | ArrayBuffer | Blob | string | URL;
@@ -513,6 +516,8 @@ export declare class Model {
   readonly info: ModelInfo;
   /** The same document as the core wrote it: the bytes `amn inspect --json` prints. */
   readonly infoJson: string;
+  /** What another model's forget({ like: this }) writes (pass it as `to`): 'gguf' for a GGUF. */
+  readonly likeFormat: 'safetensors' | 'gguf';
   /** The CLI's human-readable report. */
   text(kind?: 'inspect' | 'parse'): string;
   /** One tensor's values (AmnError 'not_found' if absent). */

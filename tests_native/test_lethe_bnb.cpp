@@ -239,3 +239,26 @@ TEST_CASE("lethe bnb: forget(remember(REF)) with REF's absmax / SCB is REF, byte
     CHECK(differing(bytes_of(q), bytes_of(in.data(base + ".weight"))) == 0);
   }
 }
+
+TEST_CASE("lethe bnb: a given negative absmax picks the code its dequantizer multiplies back", "[lethe][bnb]") {
+  // A double-quantized reference's absmax can resolve below zero (bitsandbytes stores
+  // absmax - mean). A value that no code of the reference gives back (an edited weight) must
+  // still land on the nearest code * absmax, not saturate as a clamp to 1e-38 would make it.
+  // Full blocks (the SIMD kernel unless forced) and the remainder block (scalar) both.
+  for (const auto t : {Bnb4Type::nf4, Bnb4Type::fp4}) {
+    const uint64_t blocksize = 64, n = 2 * blocksize + 10;
+    const float absmax[] = {-2.0f, -0.75f, -3.0f};
+    const float* map = bnb4_quant_map(t);
+    std::vector<float> x(n);
+    for (uint64_t i = 0; i < n; ++i) x[i] = map[i % 16] * absmax[i / blocksize];
+    std::vector<uint8_t> packed((n + 1) / 2);
+    bnb4_quantize_with_absmax(t, x.data(), n, blocksize, absmax, packed.data());
+    size_t wrong = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint8_t code = i % 2 ? packed[i / 2] & 15 : packed[i / 2] >> 4;
+      wrong += map[code] * absmax[i / blocksize] != x[i];
+    }
+    INFO((t == Bnb4Type::nf4 ? "nf4" : "fp4"));
+    CHECK(wrong == 0);
+  }
+}

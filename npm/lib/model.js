@@ -19,24 +19,24 @@ async function openFolderSink(path, options) {
   const { openFolder } = await import(/* @vite-ignore */ url);
   return openFolder(path, options);
 }
-// forget()'s importance matrix: its bytes and the name the output records
-// (quantize.imatrix.file, as llama-quantize records the path it was given): bytes
-// (Uint8Array, ArrayBuffer: `imatrixName`, default 'imatrix'), a Blob or File (its
-// name), or in Node a path or file: URL (read from disk, named as given).
-async function imatrixInput(imatrix, imatrixName) {
-  if (imatrix instanceof Uint8Array || imatrix instanceof ArrayBuffer) {
-    return { bytes: new Uint8Array(imatrix), name: imatrixName ?? 'imatrix' };
+// A file forget() reads whole (`option`: 'imatrix', 'tensorTypeFile'): its bytes and the
+// name the output records (quantize.imatrix.file, as llama-quantize records the path it
+// was given): bytes (Uint8Array, ArrayBuffer: named `name`, default `option`), a Blob or
+// File (its name), or in Node a path or file: URL (read from disk, named as given).
+async function fileInput(value, option, name) {
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
+    return { bytes: new Uint8Array(value), name: name ?? option };
   }
-  if (typeof Blob !== 'undefined' && imatrix instanceof Blob) {
-    return { bytes: new Uint8Array(await imatrix.arrayBuffer()), name: imatrixName ?? (imatrix.name || 'imatrix') };
+  if (typeof Blob !== 'undefined' && value instanceof Blob) {
+    return { bytes: new Uint8Array(await value.arrayBuffer()), name: name ?? (value.name || option) };
   }
-  const path = nodePath(imatrix);
+  const path = nodePath(value);
   if (path !== null) {
     const url = new URL('./node-io.js', import.meta.url).href;
     const { readNodeFile } = await import(/* @vite-ignore */ url);
-    return { bytes: await readNodeFile(path), name: imatrixName ?? String(path) };
+    return { bytes: await readNodeFile(path), name: name ?? String(path) };
   }
-  throw new AmnError('invalid_argument', 'forget(): imatrix must be bytes (Uint8Array, ArrayBuffer), a Blob or File, or in Node a path');
+  throw new AmnError('invalid_argument', `forget(): ${option} must be bytes (Uint8Array, ArrayBuffer), a Blob or File, or in Node a path`);
 }
 
 const ARRAY_TYPES = {
@@ -88,6 +88,14 @@ export class Model {
   get info() {
     this.#info ??= JSON.parse(this.infoJson);
     return this.#info;
+  }
+
+  /** What another model's forget({ like: this }) writes: 'gguf' when this model is a GGUF
+   *  (each tensor takes its ggml type here), else 'safetensors' — the core's rule; pass
+   *  it as forget()'s `to`. */
+  get likeFormat() {
+    this.#assertOpen();
+    return this.#session.likeOutputFormat();
   }
 
   /** The CLI's human-readable report: 'inspect' (default) or 'parse'. */
@@ -275,13 +283,14 @@ export class Model {
    *  a folder holding model.safetensors and config.json with the producer's
    *  quantization_config. `to: 'gguf'` with a llama-quantize file type as `scheme`
    *  ('Q4_K_M', 'q8_0': its per-tensor mix; `outputTensorType`, `tokenEmbeddingType`,
-   *  `leaveOutputTensor`, `tensorType` ('NAME=TYPE' or a list, regular expressions) as
-   *  llama-quantize's options) or a ggml type with `pure` ('Q4_K';
+   *  `leaveOutputTensor`, `tensorType` ('NAME=TYPE' or a list, regular expressions),
+   *  `tensorTypeFile` (such entries separated by spaces or newlines: a Blob, bytes, or in
+   *  Node a path) as llama-quantize's options) or a ggml type with `pure` ('Q4_K';
    *  `ggufKv`, `ggufMetadata` as convert's) writes one GGUF file. Resolves to the sink's result with `tensors`, `lethe` (what
    *  was lost, per tensor and for the model: docs/json-schema.md), `letheJson` and
    *  `letheText` (the CLI's table). `like`: an open quantized Model whose scheme, settings
    *  and weights to follow; with `reuseScales` its scales too. */
-  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, tensorType, imatrix, imatrixName,
+  async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, tensorType, tensorTypeFile, imatrix, imatrixName,
     includeWeights, excludeWeights, allowRequantize = false, ggufKv,
     ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, mode, skip, only, shards, maxShardSize, splitMaxSize,
     splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, threads, openShard, onProgress,
@@ -296,13 +305,14 @@ export class Model {
       throw new AmnError('invalid_argument', 'forget(): pass either sink or openShard, not both');
     }
     const path = nodePath(sink);
-    const matrix = imatrix === undefined || imatrix === null ? null : await imatrixInput(imatrix, imatrixName);
+    const matrix = imatrix === undefined || imatrix === null ? null : await fileInput(imatrix, 'imatrix', imatrixName);
+    const types = tensorTypeFile === undefined || tensorTypeFile === null ? null : await fileInput(tensorTypeFile, 'tensorTypeFile');
     const request = {
       verb: 'forget', scheme: scheme ?? null, to: to ?? null, pure, ggufKv: ggufKv ?? null,
       imatrix: matrix ? matrix.name : null, includeWeights: includeWeights ?? null, excludeWeights: excludeWeights ?? null,
       allowRequantize,
       outputTensorType: outputTensorType ?? null, tokenEmbeddingType: tokenEmbeddingType ?? null, leaveOutputTensor,
-      tensorType: tensorType ?? null,
+      tensorType: tensorType ?? null, tensorTypeFile: types ? types.name : null,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, torchThreads: torchThreads ?? null, bits: bits ?? null,
       groupSize: groupSize ?? null, mode: mode ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
       splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),
@@ -320,6 +330,7 @@ export class Model {
         this.#M.HEAPU8.set(matrix.bytes, p);
         check(s.setImatrix(p, n));
       }
+      if (types) s.setTensorTypeFile(new TextDecoder().decode(types.bytes));
       if (like) {
         // The reference's scales are read through its own files (its session answers need_bytes).
         like.#assertOpen();

@@ -94,7 +94,7 @@ int run_diff(const amn::CommandLine& cmd) {
   return amn::diff_exit_status(*d);
 }
 
-// Reads a small text file (the --gguf-metadata JSON) whole.
+// Reads a small text file (the --gguf-metadata JSON, a --tensor-type-file) whole.
 amn::Result<std::string> read_text_file(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return amn::make_error(amn::ErrorCode::io, "cannot open " + path);
@@ -147,7 +147,12 @@ int run_convert(const amn::CommandLine& cmd) {
 }
 
 int run_forget(const amn::CommandLine& cmd) {
-  const amn::ConvertRequest& req = cmd.convert;
+  amn::ConvertRequest req = cmd.convert;
+  if (!req.tensor_type_file.empty()) {
+    auto text = read_text_file(req.tensor_type_file);
+    if (!text) return fail(text.error());
+    if (auto added = amn::add_tensor_type_file(req, *text, amn::Surface::cli); !added) return fail(added.error());
+  }
   auto local = amn::cli::open_local(cmd.open.input, cmd.open.limits);
   if (!local) return fail(local.error());
   std::shared_ptr<const amn::Forgetter> like;

@@ -126,10 +126,11 @@ class ReuseOp final : public EncodeOp {
     // REF's codes for these output bytes (empty when REF's weight was not read).
     const uint8_t* ref = w.codes.empty() ? nullptr : w.codes.data() + begin;
     // Encoded: REF's code kept where it gives the value back (keep_reference_codes), then
-    // what was lost, from the codes written.
+    // what was lost, from the codes written. Where the encoder already wrote REF's bytes
+    // (the round trip's usual case) there is nothing to keep, and REF is not decoded.
     const auto finish = [&](const float* values, uint64_t n, unsigned bits, bool high_first, const auto& decode) {
       std::vector<float> back(n);
-      if (ref) {
+      if (ref && std::memcmp(out, ref, end - begin) != 0) {
         decode(ref, back.data());
         keep_reference_codes(values, back.data(), n, ref, out, bits, high_first);
       }
@@ -392,8 +393,12 @@ lethe::Fp8Block config_block(const Model& ref) {
 
 }  // namespace
 
+OutputFormat like_output_format(const Model& ref) {
+  return ref.format == ModelFormat::gguf ? OutputFormat::gguf : OutputFormat::safetensors;
+}
+
 Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse, std::string_view scheme) {
-  if (ref.format == ModelFormat::gguf) return make_gguf_like_forgetter(ref, files, reuse, scheme);
+  if (like_output_format(ref) == OutputFormat::gguf) return make_gguf_like_forgetter(ref, files, reuse, scheme);
   // Every companion of every weight, in one read (one need_bytes round in JS): they are
   // small. The weights themselves (REF's codes) only with --reuse-scales, after them: the
   // codes REF's values need back (keep_reference_codes). That holds all of REF's quantized

@@ -79,7 +79,7 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 }
 
 struct Raw {
-  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, scheme, blocksize, torch_threads, threads, bits, group_size, mode, like,
+  std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, tensor_type_file, scheme, blocksize, torch_threads, threads, bits, group_size, mode, like,
       output_tensor_type, token_embedding_type, imatrix;
   std::vector<std::string> gguf_kv, skip, only, tensors, include_weights, exclude_weights, tensor_types;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
@@ -176,6 +176,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     r.include_weights = raw.include_weights;
     r.exclude_weights = raw.exclude_weights;
     r.tensor_types = raw.tensor_types;
+    r.tensor_type_file = raw.tensor_type_file;
     r.allow_requantize = raw.allow_requantize;
     AMN_TRY(forget_settings(r, Surface::cli));
   }
@@ -247,6 +248,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add(verbs[4], OptionId::token_embedding_type, raw.token_embedding_type);
   add_flag(verbs[4], OptionId::leave_output_tensor, raw.leave_output_tensor);
   add(verbs[4], OptionId::tensor_type, raw.tensor_types);
+  add(verbs[4], OptionId::tensor_type_file, raw.tensor_type_file);
   add(verbs[4], OptionId::imatrix, raw.imatrix);
   add(verbs[4], OptionId::include_weights, raw.include_weights);
   add(verbs[4], OptionId::exclude_weights, raw.exclude_weights);

@@ -132,7 +132,8 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
                                std::pair{!request.output_tensor_type.empty(), OptionId::output_tensor_type},
                                std::pair{!request.token_embedding_type.empty(), OptionId::token_embedding_type},
                                std::pair{request.leave_output_tensor, OptionId::leave_output_tensor},
-                               std::pair{!request.tensor_types.empty(), OptionId::tensor_type}}) {
+                               std::pair{!request.tensor_types.empty(), OptionId::tensor_type},
+                               std::pair{!request.tensor_type_file.empty(), OptionId::tensor_type_file}}) {
         if (given) {
           return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, Surface::cli) +
                                                              " takes each tensor's type from the GGUF reference: leave out " + option_name(id, Surface::cli));

@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 44> kOptions = {{
+const std::array<OptionRow, 45> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -97,6 +97,9 @@ const std::array<OptionRow, 44> kOptions = {{
     {OptionId::tensor_type, "tensorType", "--tensor-type", "NAME=TYPE",
      "--to gguf: the ggml type TYPE for the tensors whose names match the regular expression NAME (repeatable; "
      "the first that matches wins over the file type's choice), as llama-quantize's option", kAny},
+    {OptionId::tensor_type_file, "tensorTypeFile", "--tensor-type-file", "FILE",
+     "--to gguf: --tensor-type's NAME=TYPE entries read from FILE, separated by spaces or newlines (after the "
+     "--tensor-type options), as llama-quantize's option", kAny},
     {OptionId::gguf_hash, "ggufHash", "--gguf-hash", "",
      "print llama.cpp gguf-hash's lines (its --all --uuid: xxh64, sha1, sha256 per tensor and model, uuid)", kAny},
     {OptionId::dequantized, "dequantized", "--dequantized", "",
@@ -308,6 +311,9 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
       if (kv.value.get_string().get(text)) return bad("verb must be a string");
       if (text == "remember") r.verb = Verb::remember;
       if (text == "forget") r.verb = Verb::forget;
+    } else if (key == "tensorTypeFile") {
+      if (kv.value.get_string().get(text)) return bad(option_name(OptionId::tensor_type_file, surface) + " must be a string");
+      r.tensor_type_file = std::string(text);
     } else if (key == "ggufMetadataFile") {
       if (kv.value.get_string().get(text)) return bad(option_name(OptionId::gguf_metadata, surface) + " must be a string");
       r.gguf_metadata_file = std::string(text);
@@ -440,7 +446,7 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("tokenEmbeddingType").string_or_null(r.token_embedding_type);
     w.key("imatrix").string_or_null(r.imatrix).key("allowRequantize").value(r.allow_requantize);
     w.key("includeWeights").strings(r.include_weights).key("excludeWeights").strings(r.exclude_weights);
-    w.key("tensorType").strings(r.tensor_types);
+    w.key("tensorType").strings(r.tensor_types).key("tensorTypeFile").string_or_null(r.tensor_type_file);
   }
   w.end_object();
   return w.take();
@@ -453,6 +459,22 @@ Error option_spelled(Error e, Surface surface) {
     if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
   }
   return e;
+}
+
+Status add_tensor_type_file(ConvertRequest& r, std::string_view text, Surface surface) {
+  if (text.size() > kMaxTensorTypeFileBytes) {
+    return make_error(ErrorCode::limit, option_name(OptionId::tensor_type_file, surface) + ": the file is over " +
+                                            std::to_string(kMaxTensorTypeFileBytes >> 20) + " MiB");
+  }
+  // `file >> arg`: words between the C locale's white space.
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  for (size_t i = 0; i < text.size();) {
+    while (i < text.size() && space(text[i])) ++i;
+    const size_t start = i;
+    while (i < text.size() && !space(text[i])) ++i;
+    if (i > start) r.tensor_types.emplace_back(text.substr(start, i - start));
+  }
+  return {};
 }
 
 Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface) {
@@ -482,7 +504,8 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
                            std::pair{r.allow_requantize, OptionId::allow_requantize}, std::pair{!r.output_tensor_type.empty(), OptionId::output_tensor_type},
                            std::pair{!r.token_embedding_type.empty(), OptionId::token_embedding_type},
                            std::pair{r.leave_output_tensor, OptionId::leave_output_tensor},
-                           std::pair{!r.tensor_types.empty(), OptionId::tensor_type}}) {
+                           std::pair{!r.tensor_types.empty(), OptionId::tensor_type},
+                           std::pair{!r.tensor_type_file.empty(), OptionId::tensor_type_file}}) {
     if (given && !s.gguf) {
       return bad(option_name(id, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) + " gguf)");
     }

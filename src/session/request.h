@@ -32,7 +32,7 @@ enum class OptionId : uint8_t {
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
   split_max_tensors, imatrix, allow_requantize, include_weights, exclude_weights, torch_threads,
-  exact_names, threads, mode, tensor_type,
+  exact_names, threads, mode, tensor_type, tensor_type_file,
 };
 
 struct OptionRow {
@@ -100,11 +100,21 @@ struct ConvertRequest {
   std::vector<std::string> include_weights, exclude_weights;
   // to gguf: llama-quantize's --tensor-type NAME=TYPE, in the order given (the first match wins).
   std::vector<std::string> tensor_types;
+  // to gguf: llama-quantize's --tensor-type-file (the path as given; its text reaches the
+  // session apart from the request, and add_tensor_type_file appends its entries).
+  std::string tensor_type_file;
 };
 
 // A scheme's message that starts with an option's API key ("imatrix: ...") with the key
 // as `surface` spells it ("--imatrix: ...").
 Error option_spelled(Error e, Surface surface);
+
+// llama-quantize's --tensor-type-file: the file's NAME=TYPE entries, separated by spaces or
+// newlines, appended to the request's --tensor-type entries (after them: where both name a
+// tensor, --tensor-type wins; llama-quantize keeps the command line's order). A file over
+// kMaxTensorTypeFileBytes is refused (limit).
+inline constexpr uint64_t kMaxTensorTypeFileBytes = 4u << 20;
+Status add_tensor_type_file(ConvertRequest& request, std::string_view text, Surface surface);
 
 // forget: the request's scheme settings; an error names the option as `surface` spells it.
 Result<ForgetSettings> forget_settings(const ConvertRequest& request, Surface surface);

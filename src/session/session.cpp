@@ -88,6 +88,12 @@ std::string Session::folder_name(const ConvertRequest& request) const {
 Status Session::plan_forget(std::string_view request_json, Session* like, std::string_view destination) {
   if (!model_) return no_model();
   AMN_ASSIGN(auto request, convert_request_from_json(request_json, Verb::forget, Surface::api));
+  if (!request.tensor_type_file.empty()) {
+    if (!tensor_type_file_) {
+      return make_error(ErrorCode::invalid_argument, option_name(OptionId::tensor_type_file, Surface::api) + ": the file was not read");
+    }
+    AMN_TRY(add_tensor_type_file(request, *tensor_type_file_, Surface::api));
+  }
   AMN_ASSIGN(auto where, destination_from_name(destination));
   AMN_ASSIGN(auto layout, output_layout(request, model_->sharded, where, Surface::api));
   std::shared_ptr<const Forgetter> reference;
@@ -102,6 +108,11 @@ Status Session::plan_forget(std::string_view request_json, Session* like, std::s
   forget_ = std::move(plan);
   if (layout.folder) forget_folder_ = std::move(request);
   return {};
+}
+
+std::string Session::like_output_format() const {
+  if (!model_) return "";
+  return amn::like_output_format(*model_) == OutputFormat::gguf ? "gguf" : "safetensors";
 }
 
 Status Session::set_imatrix(std::span<const uint8_t> bytes) {

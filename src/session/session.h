@@ -40,6 +40,9 @@ class Session {
   const Model* model() const { return model_ ? &*model_ : nullptr; }
   std::string info_json() const;
   std::string render_text(std::string_view kind) const;  // "inspect" or "parse"
+  // What forget({ like: this model }) writes, "gguf" or "safetensors" (like_output_format);
+  // "" before parse().
+  std::string like_output_format() const;
 
   // A conversion from its JSON request (session/request.h, the npm API's options) into
   // `destination` ("path" | "per_file" | "single", output.h): one file, or one per shard
@@ -56,6 +59,9 @@ class Session {
   // With "imatrix" in a forget request: the importance matrix file's bytes, parsed here
   // (formats/gguf/imatrix.h) within the session's limits, before plan_forget.
   Status set_imatrix(std::span<const uint8_t> bytes);
+  // With "tensorTypeFile" in a forget request: the file's text (add_tensor_type_file),
+  // before plan_forget.
+  void set_tensor_type_file(std::string text) { tensor_type_file_ = std::move(text); }
   size_t prepare_count() const;
   Status run_prepare(size_t i);
   Status finish_prepared();
@@ -137,6 +143,7 @@ class Session {
   std::optional<ForgetPlan> forget_;   // a forget's plan (plans_: its files, once prepared, for a folder)
   std::optional<ConvertRequest> forget_folder_;  // a forget into a folder: its request
   std::shared_ptr<const ImportanceMatrix> imatrix_;  // set_imatrix's
+  std::optional<std::string> tensor_type_file_;      // set_tensor_type_file's
   std::vector<std::string> shard_names_;  // empty unless sharded
   std::string index_json_;
   uint64_t total_size_ = 0;

@@ -206,7 +206,7 @@ test('forget like a reference in the page: a GGUF reference gives llama-quantize
   });
 });
 
-test('forget to GGUF Q4_K_M with tensor types in the page: llama-quantize --tensor-type\'s tensors', { timeout: 90_000 }, async (t) => {
+test('forget to GGUF Q4_K_M with tensor types and a tensor types file in the page: llama-quantize --tensor-type\'s tensors', { timeout: 90_000 }, async (t) => {
   const { ggufTensors } = await import('../support/gguf_input.js');
   const { loadPackage } = await import('../support/helpers.js');
   const amn = await loadPackage();
@@ -218,8 +218,12 @@ test('forget to GGUF Q4_K_M with tensor types in the page: llama-quantize --tens
     }]);
     assert.equal(await settled(page), 'model');
     await page.selectOption('#forget-scheme', 'gguf:Q4_K_M');
-    // fixtures/gguf_ftype/README.md: the options llama-quantize was given.
-    await page.fill('#forget-tensor-types', 'blk\\.0\\.attn_v=q8_0 ffn_(up|gate)=q5_0 blk\\.1\\.ffn_up=q8_0  BLK\\.2\\.ATTN_Q=iq4_nl attn_output=q4_k');
+    // fixtures/gguf_ftype/README.md: the options llama-quantize was given, the last three
+    // from a --tensor-type-file (its entries come after the field's).
+    await page.fill('#forget-tensor-types', 'blk\\.0\\.attn_v=q8_0 ffn_(up|gate)=q5_0');
+    await page.setInputFiles('#forget-tensor-type-file', [{
+      name: 'types.txt', mimeType: 'text/plain', buffer: Buffer.from('blk\\.1\\.ffn_up=q8_0\n  BLK\\.2\\.ATTN_Q=iq4_nl\nattn_output=q4_k\n'),
+    }]);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
     const path = join(dir, download.suggestedFilename());
     await download.saveAs(path);

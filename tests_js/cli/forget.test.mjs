@@ -16,12 +16,14 @@ import { ggufForgetInput } from '../support/gguf_input.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
 const NODE_AMN = join(root, 'npm/bin/amn.js');
+const ARM_AMN = join(root, 'build/aarch64/amn');  // NEON kernels, under qemu (make aarch64)
 const fx = (p) => join(root, 'fixtures', p);
 
+// cli: 'native' (x86-64), 'node' (WASM) or 'aarch64' (qemu).
 function run(cli, args) {
-  const r = cli === 'native'
-    ? spawnSync(AMN, args, { encoding: 'utf8' })
-    : spawnSync(process.execPath, [NODE_AMN, ...args], { encoding: 'utf8' });
+  const r = cli === 'native' ? spawnSync(AMN, args, { encoding: 'utf8' })
+    : cli === 'aarch64' ? spawnSync('qemu-aarch64', [ARM_AMN, ...args], { encoding: 'utf8' })
+      : spawnSync(process.execPath, [NODE_AMN, ...args], { encoding: 'utf8' });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -247,7 +249,7 @@ function referenceFolder(dir, family, variant) {
   return ref;
 }
 
-test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
+test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes, x86-64, WASM and aarch64', () => {
   const dir = scratchDir('amn-forget-like-');
   // [family, variant, what remember writes]: BF16 suffices for 4-bit (an exact -0.0 keeps
   // FP4's code 8; NVFP4's decompress is BF16); F32 for the others.
@@ -260,7 +262,7 @@ test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s 
     const back = join(dir, `${variant}-back.safetensors`);
     const r = run('native', ['remember', ref, '--to', to, '-o', back, '-q']);
     assert.equal(r.code, 0, r.err);
-    for (const cli of ['native', 'node']) {
+    for (const cli of ['native', 'node', 'aarch64']) {
       const again = join(dir, `${variant}-${cli}-again.safetensors`);
       const f = run(cli, ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
       assert.equal(f.code, 0, `${cli} ${variant}: ${f.err}`);
@@ -277,7 +279,8 @@ test('round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s 
 // The producers' own edge cases (fixtures/lethe: zero, subnormal and non-finite scales, a
 // double-quantized absmax resolved below zero, ties, ±0) round trip too: where values
 // cannot tell codes apart, REF's code is the one that gives the value back.
-test('round trip on the producers\' edge-case fixtures: REF\'s bytes, both CLIs', () => {
+test('round trip on the producers\' edge-case fixtures: REF\'s bytes, x86-64, WASM and aarch64', () => {
+  assert.ok(existsSync(ARM_AMN), `${ARM_AMN} is missing (make aarch64)`);
   const dir = scratchDir('amn-forget-like-edges-');
   for (const ref of ['bnb/nf4_dq', 'bnb/plain4', 'bnb/blocksizes', 'bnb/int8', 'fp8/block', 'fp8_ct/channel', 'fp8_ct/channel_zp',
     'fp8_ct/tensor', 'mxfp4/mxfp4', 'nvfp4/nvfp4', 'mlx_fp/edge']) {
@@ -286,7 +289,7 @@ test('round trip on the producers\' edge-case fixtures: REF\'s bytes, both CLIs'
     const r = run('native', ['remember', path, '--to', 'f32', '-o', back, '-q']);
     assert.equal(r.code, 0, r.err);
     const want = tensorsOf(path);
-    for (const cli of ['native', 'node']) {
+    for (const cli of ['native', 'node', 'aarch64']) {
       const again = join(dir, `${ref.replace('/', '-')}-${cli}.safetensors`);
       const f = run(cli, ['forget', back, '--like', path, '--reuse-scales', '-o', again, '-q']);
       assert.equal(f.code, 0, `${cli} ${ref}: ${f.err}`);
@@ -364,7 +367,7 @@ test('mlx: mx.quantize\'s own bytes (every bits and group size, through --like),
   assert.match(nf4.err, /--bits: only mlx takes it, not nf4/);
 });
 
-test('mlx round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
+test('mlx round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes (x86-64, WASM, aarch64)', () => {
   const dir = scratchDir('amn-forget-mlx-');
   // F16 and BF16 scales, every layer: in the 8-bit layer with BF16 scales mx.dequantize's
   // BF16 rounding of code * scale gives several codes one value, and REF's is kept.
@@ -372,13 +375,13 @@ test('mlx round trip: forget(remember(REF), --like REF --reuse-scales) gives REF
     const ref = fx(`quantized/mlx/${variant}/model.safetensors`);
     const back = join(dir, `${variant}-back.safetensors`);
     assert.equal(run('native', ['remember', ref, '--to', 'f32', '-o', back, '-q']).code, 0);
-    const outs = ['native', 'node'].map((cli) => {
+    const outs = ['native', 'node', 'aarch64'].map((cli) => {
       const again = join(dir, `${variant}-${cli}.safetensors`);
       const f = run(cli, ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
       assert.equal(f.code, 0, `${cli} ${variant}: ${f.err}`);
       return again;
     });
-    assert.deepEqual(readFileSync(outs[1]), readFileSync(outs[0]));
+    for (const o of outs.slice(1)) assert.deepEqual(readFileSync(o), readFileSync(outs[0]));
     const got = tensorsOf(outs[0]);
     for (const [name, t] of Object.entries(tensorsOf(ref))) {
       assert.ok(got[name].bytes.equals(t.bytes), `${variant} ${name}: REF's bytes`);
@@ -421,7 +424,7 @@ test('mlx --mode mxfp4 / nvfp4 / mxfp8: mx.quantize\'s own bytes, mlx-lm\'s conf
   }
 });
 
-test('mlx modes round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes', () => {
+test('mlx modes round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes (x86-64, WASM, aarch64)', () => {
   // modes_bf16: mxfp4, nvfp4, mxfp8 and 4-bit affine layers, E2M1 -0.0 codes in layer 1;
   // remembered to F32 or BF16 (every product is exact in both).
   const dir = scratchDir('amn-forget-mlx-fp-');
@@ -429,13 +432,13 @@ test('mlx modes round trip: forget(remember(REF), --like REF --reuse-scales) giv
   for (const to of ['f32', 'bf16']) {
     const back = join(dir, `back-${to}.safetensors`);
     assert.equal(run('native', ['remember', ref, '--to', to, '-o', back, '-q']).code, 0);
-    const outs = ['native', 'node'].map((cli) => {
+    const outs = ['native', 'node', 'aarch64'].map((cli) => {
       const again = join(dir, `${to}-${cli}.safetensors`);
       const f = run(cli, ['forget', back, '--like', ref, '--reuse-scales', '-o', again, '-q']);
       assert.equal(f.code, 0, `${cli} ${to}: ${f.err}`);
       return again;
     });
-    assert.deepEqual(readFileSync(outs[1]), readFileSync(outs[0]));
+    for (const o of outs.slice(1)) assert.deepEqual(readFileSync(o), readFileSync(outs[0]));
     const got = tensorsOf(outs[0]);
     for (const [name, t] of Object.entries(tensorsOf(ref))) {
       assert.ok(got[name].bytes.equals(t.bytes), `${to} ${name}: REF's bytes`);

@@ -70,6 +70,10 @@ test('forget --to gguf with llama-quantize\'s file types and options: its tensor
   const dir = scratchDir('amn-forget-ftype-');
   const fixtures = join(root, 'fixtures/gguf_ftype');
   const input = join(fixtures, 'tiny_llama_f16.gguf');
+  // --tensor-type-file: the same overrides from a file (words between any white space),
+  // after a --tensor-type option.
+  const typesFile = join(dir, 'tensor_types.txt');
+  writeFileSync(typesFile, 'ffn_(up|gate)=q5_0\n  blk\\.1\\.ffn_up=q8_0 \tBLK\\.2\\.ATTN_Q=iq4_nl\r\nattn_output=q4_k\n');
   for (const [fixture, args] of [
     ['tiny-Q5_K_M.gguf', ['--scheme', 'Q5_K_M']],
     ['tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf', ['--scheme', 'q4_k_m', '--token-embedding-type', 'q8_0', '--output-tensor-type', 'Q5_K']],
@@ -77,6 +81,7 @@ test('forget --to gguf with llama-quantize\'s file types and options: its tensor
     // --tensor-type: regular expressions, the first match wins, names lowercased; a
     // matched tensor skips the file type's counters (blk.2.attn_v is not bumped to Q6_K).
     ['tiny-Q4_K_M-tensor_type.gguf', ['--scheme', 'Q4_K_M', '--tensor-type', 'blk\\.0\\.attn_v=q8_0', '--tensor-type', 'ffn_(up|gate)=q5_0', '--tensor-type', 'blk\\.1\\.ffn_up=q8_0', '--tensor-type', 'BLK\\.2\\.ATTN_Q=iq4_nl', '--tensor-type', 'attn_output=q4_k']],
+    ['tiny-Q4_K_M-tensor_type.gguf', ['--scheme', 'Q4_K_M', '--tensor-type', 'blk\\.0\\.attn_v=q8_0', '--tensor-type-file', typesFile]],
   ]) {
     const want = await ggufTensors(amn, readFileSync(join(fixtures, fixture)));
     const outs = [];
@@ -134,6 +139,8 @@ test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--include-weights', 'attn_v'],
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type', 'attn_v(=q8_0'], ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type', 'attn_v'],
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type', 'attn_v=q9_0'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type-file', 'missing.txt'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type-file', 'README.md'],
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny.imatrix.gguf', '--include-weights', 'a', '--exclude-weights', 'b']]) {
     const native = spawnSync(AMN, ['forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')], { encoding: 'utf8', cwd: fixtures });
     const node = spawnSync(process.execPath, [NODE_AMN, 'forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')],

@@ -60,6 +60,11 @@ test('forget to gguf with a llama-quantize file type: llama-quantize\'s tensors 
     ['tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf', { scheme: 'Q4_K_M', tokenEmbeddingType: 'Q8_0', outputTensorType: 'q5_k' }],
     ['tiny-Q3_K_L-leave_output.gguf', { scheme: 'Q3_K_L', leaveOutputTensor: true }],
     ['tiny-Q4_K_M-tensor_type.gguf', { scheme: 'Q4_K_M', tensorType: ['blk\\.0\\.attn_v=q8_0', 'ffn_(up|gate)=q5_0', 'blk\\.1\\.ffn_up=q8_0', 'BLK\\.2\\.ATTN_Q=iq4_nl', 'attn_output=q4_k'] }],
+    // tensorTypeFile: the same entries, after tensorType's, as bytes and as a Blob.
+    ['tiny-Q4_K_M-tensor_type.gguf', { scheme: 'Q4_K_M', tensorType: 'blk\\.0\\.attn_v=q8_0',
+      tensorTypeFile: new TextEncoder().encode('ffn_(up|gate)=q5_0\nblk\\.1\\.ffn_up=q8_0\n\n BLK\\.2\\.ATTN_Q=iq4_nl\tattn_output=q4_k') }],
+    ['tiny-Q4_K_M-tensor_type.gguf', { scheme: 'Q4_K_M',
+      tensorTypeFile: new Blob(['blk\\.0\\.attn_v=q8_0 ffn_(up|gate)=q5_0 blk\\.1\\.ffn_up=q8_0 BLK\\.2\\.ATTN_Q=iq4_nl attn_output=q4_k\n']) }],
   ]) {
     const r = await model.forget({ to: 'gguf', ...options });
     const want = await ggufTensors(amn, readFileSync(new URL(fixture, dir)));
@@ -71,6 +76,12 @@ test('forget to gguf with a llama-quantize file type: llama-quantize\'s tensors 
     (e) => e.code === 'invalid_argument' && /tensorType/.test(e.message));
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', tensorType: ['attn_v[=q8_0'] }),
     (e) => e.code === 'invalid_argument' && /not a regular expression/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', tensorTypeFile: new TextEncoder().encode('# a comment\n') }),
+    (e) => e.code === 'invalid_argument' && /tensorType/.test(e.message));
+  await assert.rejects(model.forget({ scheme: 'nf4', tensorTypeFile: new Uint8Array(0) }),
+    (e) => e.code === 'invalid_argument' && /tensorTypeFile needs GGUF output/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', tensorTypeFile: new Uint8Array((4 << 20) + 1).fill(32) }),
+    (e) => e.code === 'limit' && /tensorTypeFile: the file is over 4 MiB/.test(e.message));
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ3_XS' }), (e) => e.code === 'invalid_argument' && /importance matrix/.test(e.message));
 });
 
@@ -120,4 +131,17 @@ test('forget to gguf from a quantized GGUF: refused without allowRequantize, lla
   const r = await model.forget({ to: 'gguf', scheme: 'Q3_K_M', allowRequantize: true });
   assert.deepEqual(await ggufTensors(amn, Buffer.from(r.output)),
     await ggufTensors(amn, readFileSync(new URL('tiny-Q4_K_M-requant-Q3_K_M.gguf', dir))));
+});
+
+test('likeFormat: what forgetting like a model writes, the core\'s rule (a GGUF reference writes GGUF)', async () => {
+  const gguf = await amn.open(new URL('../../fixtures/gguf_ftype/tiny-Q4_K_M.gguf', import.meta.url));
+  const st = await amn.open(new URL('../../fixtures/models/tiny-mlp/model.safetensors', import.meta.url));
+  try {
+    assert.equal(gguf.likeFormat, 'gguf');
+    assert.equal(st.likeFormat, 'safetensors');
+  } finally {
+    await gguf.close();
+    await st.close();
+  }
+  assert.throws(() => gguf.likeFormat, (e) => e.code === 'invalid_argument' || e.code === 'closed');
 });

@@ -21,6 +21,7 @@ export class ForgetPanel {
       mlx: $('forget-mlx'), mode: $('forget-mode'), affine: $('forget-affine'), bits: $('forget-bits'),
       groupSize: $('forget-group-size'),
       gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'), tensorTypes: $('forget-tensor-types'),
+      tensorTypeFile: $('forget-tensor-type-file'),
       includeWeights: $('forget-include-weights'), excludeWeights: $('forget-exclude-weights'),
       like: $('forget-like'), likeFiles: $('forget-like-files'), reuseScales: $('forget-reuse-scales'),
       likeInfo: $('forget-like-info'),
@@ -128,14 +129,16 @@ export class ForgetPanel {
       allowRequantize: gguf && ui.requantize.checked,
       // llama-quantize's --tensor-type: split at spaces only (a regular expression may hold commas).
       tensorType: gguf ? ui.tensorTypes.value.split(/\s+/).filter(Boolean) : [],
+      // --tensor-type-file (a File: the core reads its entries, after the field's).
+      tensorTypeFile: gguf ? ui.tensorTypeFile.files[0] : undefined,
     };
     // A sharded model gives several files (the core's rule): into a folder, as convert's shards.
     await this.#forget(request, `Quantizing to ${scheme}`, this.info.outputFolders[`forget:${value}`],
       this.info.outputNames[`forget:${value}`]);
   }
 
-  // --like REF [--reuse-scales]: the worker passes its open reference; a GGUF reference
-  // writes GGUF (the core's rule: `to` and the output's name and layout came with it).
+  // --like REF [--reuse-scales]: the worker passes its open reference and what forgetting
+  // like it writes (the core's likeFormat: `to`, the output's name and layout).
   async #runLike() {
     const { page, ui } = this;
     const r = this.reference;

@@ -8,7 +8,7 @@
 //               { type: 'convertShards', id, dtype, castAll, dirHandle? }   a sharded model as
 //                                                            its shards + index (FileSystemDirectoryHandle)
 //               { type: 'forget',  id, scheme, to?, pure?, blocksize?, doubleQuant?, bits?, groupSize?, skip?,
-//                 imatrix? (a File), allowRequantize? }  quantized, as a
+//                 imatrix? (a File), tensorType?, tensorTypeFile? (a File), allowRequantize? }  quantized, as a
 //                                                            download, with its Lethe report
 //               { type: 'forgetShards', id, ...forget's, dirHandle? }  the same for a sharded model: its
 //                                                            shards, index and config.json
@@ -129,14 +129,14 @@ const handlers = {
     return { ...out, lethe };
   },
 
-  // forget's reference model: what it holds, and what forgetting like it writes (a GGUF
-  // reference writes GGUF, as the core requires: its to, then the core's name and layout).
+  // forget's reference model: what it holds, and what forgetting like it writes (the
+  // core's likeFormat: GGUF for a GGUF reference; then the core's name and layout).
   async openReference({ files }, { signal }) {
     if (!model) throw { code: 'invalid_argument', message: 'No model is open.' };
     await closeReference();
     reference = await open(files.length === 1 ? files[0] : files, { signal });
     const { format, logical, tensors } = reference.info;
-    const to = format === 'gguf' ? 'gguf' : 'safetensors';
+    const to = reference.likeFormat;
     const kinds = format === 'gguf' ? [...new Set(tensors.map((t) => t.dtype))]
       : [...new Set((logical ?? []).map((l) => (l.variant ? `${l.scheme} (${l.variant})` : l.scheme)))];
     return {

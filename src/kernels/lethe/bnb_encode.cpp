@@ -72,12 +72,11 @@ uint8_t bucketize(const float* bounds, float x) {
 // torch.clamp(x, -1, 1): NaN stays NaN (both comparisons are false).
 float clamp1(float x) { return x < -1.0f ? -1.0f : (x > 1.0f ? 1.0f : x); }
 
-// The 1e-38 of `absmax.clamp(min=1e-38)`, a Python float converted to the tensor's F32.
-constexpr float kMinAbsmax = 1e-38f;
-
 constexpr uint64_t kMaxBlock = 256;  // values bucketized at a time (a block or a piece of one)
 
-float clamp_min_absmax(float a) { return std::isnan(a) ? a : std::max(a, kMinAbsmax); }
+// The 1e-38 of `absmax.clamp(min=1e-38)`, a Python float converted to the tensor's F32
+// (torch_ops.h; computed absmax values are never negative).
+float clamp_min_absmax(float a) { return bnb_absmax_divisor(a); }
 
 // torch.bucketize(v, bounds) for every value of a block, without branches: the bounds are
 // sorted, so the first bound >= v (cus_lower_bound's answer) is at index "how many bounds are

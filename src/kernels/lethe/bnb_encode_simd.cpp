@@ -122,8 +122,8 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uin
       }
       absmax_out[b] = am;
     }
-    // 1.0 / absmax.clamp(min=1e-38) (a NaN stays NaN)
-    const float inv = 1.0f / (std::isnan(am) ? am : (am < 1e-38f ? 1e-38f : am));
+    // 1.0 / absmax.clamp(min=1e-38) (a NaN stays NaN; torch_ops.h)
+    const float inv = 1.0f / bnb_absmax_divisor(am);
     const auto vinv = hn::Set(df, inv);
     uint8_t* out = packed + b * blocksize / 2;
     for (uint64_t i = 0; i < blocksize; i += 2 * N) {

@@ -31,6 +31,13 @@ inline float absmax_scan(const float* values, uint64_t count) {
   return m;
 }
 
+// bitsandbytes' `absmax.clamp(min=1e-38)`, the divisor of a block's values (a NaN stays
+// NaN). A negative absmax is kept as given: bitsandbytes never computes one, but a
+// double-quantized reference's absmax can resolve below zero (it stores absmax - mean), and
+// with --reuse-scales dividing by it picks the code its dequantizer multiplies back, where
+// clamping would saturate every new value of the block.
+inline float bnb_absmax_divisor(float a) { return std::isnan(a) || a < 0.0f ? a : std::max(a, 1e-38f); }
+
 // amax |x| as absmax_scan returns it, by the SIMD kernel (encode_simd.h) unless the
 // reference is forced (kernels/cast.h: AMN_FORCE_IMPL=scalar); torch_ops.cpp.
 float absmax(const float* values, uint64_t count);
