@@ -30,8 +30,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 HWY_NOINLINE bool Mxfp4Rows(const float*, uint64_t, uint64_t, uint8_t*, uint8_t*, bool) { return false; }
 #else
 
-// Targets without per-lane shifts (Highway emulates them in five select steps each: SSSE3,
-// SSE4, WASM) shift the subnormal mantissa with an exact F32 multiply instead.
+// Targets without per-lane shifts shift the subnormal mantissa with an exact F32 multiply
+// instead: Highway 1.0.3 emulates each shift in five select steps on WASM, and with
+// power-of-two multiplies and shuffles on SSSE3 / SSE4 (which run this path too, so that
+// the native tests compare it with the scalar code).
 constexpr bool kFloatShift = HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
 
 // mxfp4_code of each lane, in u32 lanes.
