@@ -24,19 +24,31 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
-// best_index_mxfp4 of every lane; kd[i] = kvalues_fp4[i] * the scale.
+// best_index_mxfp4 of every lane; kd[i] = kvalues_fp4[i] * the scale (kd[8 + k] = -kd[k]
+// exactly, kd[0] = kd[8] = 0 in magnitude). The search runs on |x| over the 8 codes of
+// non-negative value only, and the sign picks the half afterwards; this is the 16-code
+// scan's answer, ties included: for x >= 0 each code 8 + k errs by fl(kd[k] + x) >=
+// fl(|kd[k] - x|), the error of code k, which comes first, so the minimum and its first
+// index are among codes 0-7. For x < 0 the halves swap roles, except that codes 0 and 8
+// both err by |x| and code 0 comes first: a code k > 0 errs by fl(kd[k] + |x|) >= |x|, so
+// the answer is code 0 when the search on |x| ends at 0, else 8 + that index. NaN (all
+// compares false) stays at code 0. Half the compares; best_err as Min (the same
+// `err < best_err` select), and since each better code has a larger index than the best so
+// far, the index as a max (two cheap ops on WASM, where a select is three).
 template <class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> NearestCode(D d, hn::Vec<D> x, const float* kd) {
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> NearestCode(D d, hn::Vec<D> x, const hn::Vec<D>* kd) {
   const hn::RebindToSigned<D> di;
+  const auto a = hn::Abs(x);
   auto best = hn::Zero(di);
-  auto best_err = hn::Abs(hn::Sub(hn::Set(d, kd[0]), x));
-  for (int i = 1; i < 16; ++i) {
-    const auto err = hn::Abs(hn::Sub(hn::Set(d, kd[i]), x));
-    const auto better = hn::Lt(err, best_err);
-    best_err = hn::IfThenElse(better, err, best_err);
-    best = hn::IfThenElse(hn::RebindMask(di, better), hn::Set(di, i), best);
+  auto best_err = a;  // |kd[0] - |x||, kd[0] = 0
+  for (int i = 1; i < 8; ++i) {
+    const auto err = hn::Abs(hn::Sub(kd[i], a));
+    best = hn::Max(best, hn::And(hn::BitCast(di, hn::VecFromMask(d, hn::Lt(err, best_err))), hn::Set(di, i)));
+    best_err = hn::Min(err, best_err);
   }
-  return best;
+  // best | 8 where x's sign is set and best > 0
+  const auto neg8 = hn::ShiftLeft<3>(hn::ShiftRight<31>(hn::BitCast(hn::RebindToUnsigned<D>(), x)));
+  return hn::Or(best, hn::IfThenElseZero(hn::Gt(best, hn::Zero(di)), hn::BitCast(di, neg8)));
 }
 
 // kN values at scale e: byte j holds code(x[j]) low and code(x[j + kN/2]) high. The lanes
@@ -45,8 +57,8 @@ template <int kN>
 HWY_INLINE void PackCodes(const float* HWY_RESTRICT x, float e, uint8_t* HWY_RESTRICT qs) {
   const hn::CappedTag<float, kN / 2> d;
   const int N = static_cast<int>(hn::Lanes(d));
-  float kd[16];
-  for (int i = 0; i < 16; ++i) kd[i] = float(kvalues_fp4[i]) * e;
+  hn::Vec<decltype(d)> kd[8];
+  for (int i = 0; i < 8; ++i) kd[i] = hn::Set(d, float(kvalues_fp4[i]) * e);
   for (int j = 0; j < kN / 2; j += N) {
     const auto lo = NearestCode(d, hn::LoadU(d, x + j), kd);
     const auto hi = NearestCode(d, hn::LoadU(d, x + kN / 2 + j), kd);

@@ -58,6 +58,10 @@ HWY_INLINE void StoreLowBytes(hn::Vec<D32> v, uint8_t* HWY_RESTRICT p) {
 // A mask's bits (lane i in bit i) as a number: at most 16 lanes.
 template <class D>
 HWY_INLINE uint32_t MaskBits(D d, hn::Mask<D> mask) {
+#if HWY_TARGET == HWY_WASM
+  // i32x4.bitmask is one instruction (movmskps); Highway 1.0.3 stores the lanes and ORs them.
+  if constexpr (sizeof(hn::TFromD<D>) == 4 && hn::MaxLanes(d) == 4) return wasm_i32x4_bitmask(mask.raw);
+#endif
   uint8_t bits[8] = {};
   hn::StoreMaskBits(d, mask, bits);
   return uint32_t{bits[0]} | uint32_t{bits[1]} << 8;

@@ -42,7 +42,7 @@ HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, int8_t*) { return fa
 // "not >= v" holds for a prefix of them (all of them for NaN), so the count is the lower
 // bound a binary search finds. Vectors of 8 lanes or more search: at step k the 2^k
 // midpoints the lanes may compare with fit one vector, looked up by the bits found so far
-// (4 compares and 3 lookups). Narrower vectors count with 15 compares.
+// (4 compares and 3 lookups). Narrower vectors count with 15 compares (FP4: 7, by symmetry).
 // With 16 lanes the search's tables hold each midpoint at the lane of the bits found so far.
 constexpr bool kDirect = HWY_MAX_BYTES / sizeof(float) >= 16 && HWY_TARGET == HWY_AVX3;
 
@@ -51,8 +51,20 @@ struct Midpoints {
   using VF = hn::VFromD<DF>;
   VF all[15];      // each midpoint in every lane (the count)
   VF step[4];      // the search: {b7}, {b3, b11}, {b1, b5, b9, b13}, {b0, b2, ..., b14}
+  // FP4's midpoints are symmetric (b[14 - k] = -b[k], b7 = 0): the count then needs only
+  // the 7 positive ones, as bits (CountBelow).
+  bool symmetric = true;
+  hn::VFromD<hn::RebindToSigned<DF>> positive[7];
   Midpoints(DF df, const float* bounds) {
     for (int k = 0; k < 15; ++k) all[k] = hn::Set(df, bounds[k]);
+    symmetric = bounds[7] == 0.0f;
+    for (int j = 0; j < 7; ++j) {
+      uint32_t p, n;
+      std::memcpy(&p, &bounds[8 + j], 4);
+      std::memcpy(&n, &bounds[6 - j], 4);
+      symmetric = symmetric && bounds[8 + j] > 0.0f && p < 0x7F800000u && n == (p | 0x80000000u);
+      positive[j] = hn::Set(hn::RebindToSigned<DF>(), static_cast<int32_t>(p));
+    }
     if constexpr (HWY_MAX_BYTES < 32) return;
     HWY_ALIGN float t[HWY_MAX_BYTES / sizeof(float)] = {};
     for (int level = 0; level < 4; ++level) {
@@ -78,6 +90,17 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> CountBelow(DF df, const Midpoints<
     i = hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 2)));
     t = hn::TableLookupLanes(b.step[3], hn::IndicesFromVec(df, kDirect ? i : hn::ShiftRight<1>(i)));
     return hn::Add(i, hn::IfThenElseZero(hn::RebindMask(di, hn::Not(hn::Ge(t, v))), hn::Set(di, 1)));
+  } else if (b.symmetric) {
+    // With p_j = b[8 + j] > 0 and b[k] = -p_(6-k), "not b >= v" counts: for v > 0 (and
+    // NaN) b0..b7 and the p_j < v: 8 + c; for v <= 0 the -p_j < v, i.e. 7 minus the
+    // p_j <= |v|. Both c as one integer compare of |v|'s bits (plus 1 for v <= 0: p <= a
+    // is p < a's successor; -Inf's successor is above every p) with each p's bits.
+    const auto le0 = hn::BitCast(di, hn::VecFromMask(df, hn::Le(v, hn::Zero(df))));  // -1 where v <= 0
+    const auto key = hn::Sub(hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)), le0);
+    auto s = hn::Zero(di);  // -c
+    for (int j = 0; j < 7; ++j) s = hn::Add(s, hn::VecFromMask(di, hn::Gt(key, b.positive[j])));
+    // le0 ? 7 + s : 8 - s
+    return hn::Sub(hn::Add(hn::Set(di, 8), hn::Add(le0, le0)), hn::Xor(s, le0));
   } else {
     auto count = hn::Set(di, 15);
     for (int k = 0; k < 15; ++k) count = hn::Add(count, hn::BitCast(di, hn::VecFromMask(df, hn::Ge(b.all[k], v))));

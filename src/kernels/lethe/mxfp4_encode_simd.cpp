@@ -30,6 +30,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 HWY_NOINLINE bool Mxfp4Rows(const float*, uint64_t, uint64_t, uint8_t*, uint8_t*, bool) { return false; }
 #else
 
+// Targets without per-lane shifts shift the subnormal mantissa with an exact F32 multiply
+// instead: Highway 1.0.3 emulates each shift in five select steps on WASM, and with
+// power-of-two multiplies and shuffles on SSSE3 / SSE4 (which run this path too, so that
+// the native tests compare it with the scalar code).
+constexpr bool kFloatShift = HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
+
 // mxfp4_code of each lane, in u32 lanes.
 template <class DU, class V = hn::VFromD<DU>>
 HWY_INLINE V Mxfp4Code(DU du, V q) {
@@ -41,9 +47,24 @@ HWY_INLINE V Mxfp4Code(DU du, V q) {
   const auto subnormal = hn::Not(cast::GreaterSmall(du, e, 126));
   const V shift = hn::Min(hn::Sub(hn::Set(du, 126u), e), hn::Set(du, 31u));  // only read where e < 127
   const V pre = hn::Or(hn::Set(du, 0x400000u), hn::ShiftRight<1>(m_orig));
-  const V mask = hn::Sub(hn::Shl(one, shift), one);
-  const auto sticky_sub = hn::Or(hn::Eq(hn::And(m_orig, one), one), hn::Not(hn::Eq(hn::And(pre, mask), hn::Zero(du))));
-  const V m = hn::IfThenElse(subnormal, hn::Shr(pre, shift), m_orig);
+  V shifted;  // pre >> shift
+  hn::Mask<DU> lost;  // (pre & ((1 << shift) - 1)) != 0
+  if constexpr (kFloatShift) {
+    // pre * 2^-shift in F32 is exact (pre < 2^23, 2^-31 normal): its integer part is
+    // pre >> shift (read from the mantissa of that part + 2^23) and it has a fraction
+    // exactly when bits were shifted out.
+    const hn::Rebind<float, DU> df;
+    const auto p = hn::Mul(hn::ConvertTo(df, hn::BitCast(hn::RebindToSigned<DU>(), pre)),
+                           hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 127u), shift))));
+    const auto t = hn::Trunc(p);
+    shifted = hn::Sub(hn::BitCast(du, hn::Add(t, hn::Set(df, 8388608.0f))), hn::Set(du, 0x4B000000u));
+    lost = hn::RebindMask(du, hn::Ne(p, t));
+  } else {
+    shifted = hn::Shr(pre, shift);
+    lost = hn::Not(hn::Eq(hn::And(pre, hn::Sub(hn::Shl(one, shift), one)), hn::Zero(du)));
+  }
+  const auto sticky_sub = hn::Or(hn::Eq(hn::And(m_orig, one), one), lost);
+  const V m = hn::IfThenElse(subnormal, shifted, m_orig);
   const V e2 = hn::Sub(hn::Max(e, hn::Set(du, 126u)), hn::Set(du, 126u));
   const V m2bits = hn::And(hn::ShiftRight<21>(m), hn::Set(du, 3u));
   const V lsb_keep = hn::And(hn::ShiftRight<1>(m2bits), one);
