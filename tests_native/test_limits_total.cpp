@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "core/json_syntax.h"
 #include "core/limits.h"
 #include "session/open.h"
 #include "formats/zip/zip.h"
@@ -57,6 +58,16 @@ TEST_CASE("max_total_bytes: a safetensors header (text, JSON tape, records)", "[
   const uint64_t n = f->set.size(0) > 8 ? (*open_model(f->set, {})).files[0].header_bytes - 8 : 0;
   auto tape = open_model(f->set, total(n * 8));
   check_refused(std::move(tape), "safetensors");
+  // The text, the tape and the metadata fit, the first tensor's record does not: the
+  // error names the tensor (its label is written only when a charge fails).
+  uint64_t budget = n + n * kJsonDomBytesPerByte;
+  auto record = open_model(f->set, total(budget));
+  while (!record && Catch::Contains("at the metadata").match(record.error().message) && budget < n * 100) {
+    record = open_model(f->set, total(++budget));
+  }
+  REQUIRE_FALSE(record);
+  CHECK(record.error().code == ErrorCode::limit);
+  CHECK_THAT(record.error().message, Catch::Contains("max_total_bytes") && Catch::Contains(", at tensor '"));
 }
 
 TEST_CASE("max_total_bytes: a safetensors index", "[limits]") {

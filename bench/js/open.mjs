@@ -1,7 +1,7 @@
 // Header-open benchmark of the npm package against its Node peers, for issue 17's targets
 // (docs/benchmarks.md, "Opening headers in Node"). Every comparison runs in this one
-// process, interleaved round by round (each round runs every contender once, the order
-// rotated by one each round), and reports each contender's median and its ratio to a
+// process, interleaved round by round (each round runs every contender once, in a
+// shuffled order), and reports each contender's median and its ratio to a
 // reference: the median over rounds of (contender / reference) within the round. On a
 // shared VM whose speed swings, only such same-run ratios mean anything.
 //   1. safetensors header from a local file: open() vs fs reads + JSON.parse (the floor:
@@ -10,16 +10,16 @@
 //   3. GGUF, local and over localhost HTTP: open() vs @huggingface/gguf gguf()
 //   4. cold start: `amn inspect` vs `gguf-view` (@huggingface/gguf's CLI) in fresh processes
 // Needs the WASM package (make wasm) and the peers (npm ci in bench/js).
-//   node bench/js/open.mjs [--rounds N] [--cold-rounds N]
+//   node bench/js/open.mjs [--rounds N] [--cold-rounds N] [--tables 1,2,3,4]
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseSafetensorsMetadata } from '@huggingface/hub';
 import { gguf } from '@huggingface/gguf';
-import { open } from '../../npm/node.js';
+import { loadCoreForCli, open } from '../../npm/node.js';
 import { bigHeaderFile } from '../make_big_header.mjs';
 import { llamaGguf } from './make_gguf.mjs';
 
@@ -30,6 +30,9 @@ const arg = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const ROUNDS = arg('--rounds', 21);
+// --tables 1,4: only those tables (default every one).
+const TABLES = process.argv.includes('--tables') ? process.argv[process.argv.indexOf('--tables') + 1].split(',').map(Number) : [1, 2, 3, 4];
+const want = (n) => TABLES.includes(n);
 const COLD_ROUNDS = arg('--cold-rounds', 15);
 const BATCH_MS = 20;  // each timed run repeats the open until it lasts about this long
 
@@ -105,6 +108,19 @@ const floorSync = (path, n) => async () => {
   closeSync(fd);
   expect(Object.keys(JSON.parse(buf.toString('utf8'))).length - 1, n, 'JSON.parse');
 };
+// The floor plus the stats open(path) cannot skip: the path itself (file or folder?) and
+// the config files the native CLI reads beside a model (config.json, quantize_config.json,
+// quant_config.json: the core's configFileNames()), absent here. Each is a syscall, a few
+// µs on this VM: together about the floor's whole cost on a 1 KiB header.
+const CONFIG_FILES = JSON.parse((await loadCoreForCli()).configFileNames());
+const floorStats = (path, n) => {
+  const read = floorSync(path, n);
+  return async () => {
+    statSync(path);
+    for (const c of CONFIG_FILES) statSync(join(dirname(path), c), { throwIfNoEntry: false });
+    await read();
+  };
+};
 const hubParse = (f, n) => async () => {
   const r = await parseSafetensorsMetadata({ repo: 'bench/model', path: f.path.split('/').pop(), hubUrl });
   expect(Object.keys(r.header).length - 1, n, 'parseSafetensorsMetadata');
@@ -122,6 +138,18 @@ async function run(fn, inner) {
   return (now() - t0) / inner;
 }
 
+// Each round runs the contenders in a new order (a seeded shuffle): the garbage one
+// contender leaves is collected while the next runs, so a fixed cyclic order (rotated by
+// one each round, as before) always charged the same neighbour with it: two copies of the
+// same open() measured 3.1x and 6.7x the floor side by side.
+let seed = 17;
+const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+function order(n) {
+  const o = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) { const j = Math.floor(random() * (i + 1)); [o[i], o[j]] = [o[j], o[i]]; }
+  return o;
+}
+
 // contenders: [{ name, fn }], the first is the reference. Returns rows with median ms and
 // ratio to the reference (median of the per-round ratios).
 async function compare(contenders) {
@@ -135,8 +163,7 @@ async function compare(contenders) {
   const ratios = contenders.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
     const t = new Array(contenders.length);
-    for (let j = 0; j < contenders.length; j++) {
-      const i = (j + r) % contenders.length;
+    for (const i of order(contenders.length)) {
       t[i] = await run(contenders[i].fn, contenders[i].inner);
       contenders[i].times.push(t[i]);
     }
@@ -174,20 +201,21 @@ console.log(`- ${ROUNDS} rounds per table, ${COLD_ROUNDS} for cold starts; each 
 const tensorCount = async (src) => { const m = await open(src); const n = m.info.tensors.length; await m.close(); return n; };
 
 const local = [];
-for (const f of st) {
+for (const f of want(1) ? st : []) {
   const n = await tensorCount(f.path);
   local.push({ input: `${f.label}, ${(f.headerBytes / 1024).toFixed(0)} KiB header`, rows: await compare([
     { name: 'fs.readSync ×2 + JSON.parse (floor)', fn: floorSync(f.path, n) },
     { name: 'fs.promises FileHandle.read ×2 + JSON.parse', fn: floorAsync(f.path, n) },
+    { name: 'the floor + stat of the path and of its 3 config-file names', fn: floorStats(f.path, n) },
     { name: 'anamnesis open(path)', fn: amnOpen(f.path) },
     { name: 'anamnesis open(path) + .info', fn: amnInfo(f.path, n) },
   ]) });
 }
-table('### 1. safetensors header, local file', local);
+if (want(1)) table('### 1. safetensors header, local file', local);
 
 const remote = [];
 const reqs = [];
-for (const f of st) {
+for (const f of want(2) ? st : []) {
   const n = await tensorCount(f.path);
   const url = urlOf(f);
   remote.push({ input: `${f.label}, ${(f.headerBytes / 1024).toFixed(0)} KiB header`, rows: await compare([
@@ -197,12 +225,14 @@ for (const f of st) {
   ]) });
   reqs.push(`${f.label}: parseSafetensorsMetadata ${await requests(hubParse(f, n))}, open(url) ${await requests(amnOpen(url))}`);
 }
-table('### 2. safetensors header over localhost HTTP', remote);
-console.log(`\nRequests per open: ${reqs.join('; ')}.`);
+if (want(2)) {
+  table('### 2. safetensors header over localhost HTTP', remote);
+  console.log(`\nRequests per open: ${reqs.join('; ')}.`);
+}
 
 const ggRows = [];
 const ggReqs = [];
-for (const f of gg) {
+for (const f of want(3) ? gg : []) {
   const n = await tensorCount(f.path);
   const url = urlOf(f);
   ggRows.push({ input: `${f.label}, local`, rows: await compare([
@@ -217,8 +247,10 @@ for (const f of gg) {
   ]) });
   ggReqs.push(`${f.label}: gguf() ${await requests(ggufParse(url, n, false))}, open(url) ${await requests(amnOpen(url))}`);
 }
-table('### 3. GGUF header, local and over localhost HTTP', ggRows);
-console.log(`\nRequests per open: ${ggReqs.join('; ')}.`);
+if (want(3)) {
+  table('### 3. GGUF header, local and over localhost HTTP', ggRows);
+  console.log(`\nRequests per open: ${ggReqs.join('; ')}.`);
+}
 
 // ---- 4. cold start ---------------------------------------------------------------------
 // Wall time from spawn to exit of a fresh process, output discarded.
@@ -238,8 +270,7 @@ async function coldCompare(contenders) {
   const ratios = contenders.map(() => []);
   for (let r = 0; r < COLD_ROUNDS; r++) {
     const t = new Array(contenders.length);
-    for (let j = 0; j < contenders.length; j++) {
-      const i = (j + r) % contenders.length;
+    for (const i of order(contenders.length)) {
       t[i] = await contenders[i].run();
       contenders[i].times.push(t[i]);
     }
@@ -253,7 +284,7 @@ const node = process.execPath;
 const ggufCli = join(here, 'node_modules/@huggingface/gguf/dist/cli.js');
 const amnCli = join(root, 'npm/bin/amn.js');
 const npx = join(dirname(node), 'npx');
-const cold = [
+const cold = !want(4) ? [] : [
   { input: 'tiny-Q4_K_M.gguf, `node BIN`', rows: await coldCompare([
     { name: 'gguf-view (node …/@huggingface/gguf/dist/cli.js)', run: () => wall(node, [ggufCli, small]) },
     { name: 'amn inspect (node npm/bin/amn.js)', run: () => wall(node, [amnCli, 'inspect', small]) },
@@ -264,7 +295,7 @@ const cold = [
     { name: 'npx amn inspect', run: () => wall(npx, ['--offline', 'amn', 'inspect', small], here) },
   ]) },
 ];
-table('### 4. Cold start: a fresh process inspecting a small GGUF (wall ms)', cold);
+if (want(4)) table('### 4. Cold start: a fresh process inspecting a small GGUF (wall ms)', cold);
 console.log(`\n- load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 server.kill();
 process.exit(0);

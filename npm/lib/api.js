@@ -6,15 +6,16 @@ import { openModel } from './open.js';
 
 export function makeApi({ instantiate, resolveExtra, openSink }) {
   let core = null;  // one module, loaded lazily, shared by every model
+  let ready = null;  // the module itself once loaded: open() takes it without a promise
   let initOptions = {};
   const loadCore = () => {
-    core ||= instantiate(initOptions).catch((err) => {
+    core ||= instantiate(initOptions).then((M) => { ready = M; return M; }, (err) => {
       core = null;  // let a later call retry (e.g. after a network error)
       throw err instanceof AmnError ? err : new AmnError('internal', `cannot load the anamnesis WASM core: ${err.message}`, { cause: err });
     });
     return core;
   };
-  const open = (source, options = {}) => openModel(loadCore, source, options, { resolveExtra, openSink });
+  const open = (source, options = {}) => openModel(() => ready ?? loadCore(), source, options, { resolveExtra, openSink });
   return {
     /** Loads the WASM core now (optional); `options` may give wasmBinary or wasmUrl. */
     async init(options = {}) {

@@ -62,21 +62,41 @@ async function readFully(fh, offset, length, label, signal) {
 // A file by path; the descriptor opens on the first read and closes with the model.
 function pathFile(path, size) {
   let fd = null;
+  const fdNow = () => {
+    if (fd === null) {
+      try {
+        fd = openSync(path, 'r');
+      } catch (err) {
+        throw ioError(err, path);
+      }
+    }
+    return fd;
+  };
   return {
     name: basename(path),
     size,
     path,
     async read(offset, length, signal) {
-      if (fd === null) {
+      return readFully({ fd: fdNow() }, offset, length, path, signal);
+    },
+    // session.js reads ranges up to syncReadMax with readSyncInto: synchronously, straight
+    // into WASM memory (`target` is its HEAPU8), so opening a small header makes no promise,
+    // no buffer and no copy of its own.
+    syncReadMax: SYNC_READ_MAX,
+    readSyncInto(offset, length, target, at) {
+      const f = fdNow();
+      for (let got = 0; got < length;) {
+        let n;
         try {
-          fd = openSync(path, 'r');
+          n = readSync(f, target, at + got, length - got, offset + got);
         } catch (err) {
           throw ioError(err, path);
         }
+        if (n === 0) throw new AmnError('io', `${path}: short read (file shrank?) at ${offset + got}`, { offset: offset + got });
+        got += n;
       }
-      return readFully({ fd }, offset, length, path, signal);
     },
-    async close() {
+    close() {
       const f = fd;
       fd = null;
       if (f !== null) closeSync(f);
@@ -92,46 +112,45 @@ function statPath(path, optional = false) {
   }
 }
 
-async function pathFileIfExists(path) {
+function pathFileIfExists(path) {
   const st = statPath(path, true);
   return st && st.isFile() ? pathFile(path, st.size) : null;
 }
 
 // A file, a folder or an index, with the files the native CLI adds (local_files.cpp), in
 // its order: the entry, shards (a folder's, or those an index names), then the config
-// files beside it (configFileNames(): the core's list).
-async function pathSource(path) {
+// files beside it (configFileNames(): the core's list). A file's source is made
+// synchronously (no promise per config file looked for); a folder's listing is awaited.
+function pathSource(path) {
   const st = statPath(path);
-  const ref = (dir) => (n) => pathFileIfExists(join(dir, n));
-  let folder;
-  let entry;
-  let shards = [];
-  let configs;
-  if (st.isDirectory()) {
-    let names;
-    try {
-      names = (await readdir(path, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name);
-    } catch (err) {
-      throw ioError(err, path);
-    }
-    const choice = chooseFiles(names);
-    if (!choice) throw noModelFiles(path);
-    folder = path;
-    entry = await ref(folder)(choice.entry);
-    shards = await Promise.all(choice.shards.map(ref(folder)));
-    configs = await Promise.all(choice.configs.map(ref(folder)));
-  } else {
-    folder = dirname(path);
-    entry = pathFile(path, st.size);
-    configs = await Promise.all(configFileNames().filter((n) => n !== basename(path)).map(ref(folder)));
+  if (st.isDirectory()) return folderSource(path);
+  const folder = dirname(path);
+  const name = basename(path);
+  const configs = configFileNames().filter((n) => n !== name).map((n) => pathFileIfExists(join(folder, n)));
+  return sourceOf(folder, pathFile(path, st.size), [], configs);
+}
+
+async function folderSource(path) {
+  let names;
+  try {
+    names = (await readdir(path, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name);
+  } catch (err) {
+    throw ioError(err, path);
   }
-  configs = configs.filter(Boolean);
+  const choice = chooseFiles(names);
+  if (!choice) throw noModelFiles(path);
+  const ref = (n) => pathFileIfExists(join(path, n));
+  return sourceOf(path, ref(choice.entry), choice.shards.map(ref), choice.configs.map(ref));
+}
+
+function sourceOf(folder, entry, shards, found) {
+  const configs = found.filter(Boolean);
   const viaIndex = entryIsIndex(entry.name);
   return {
     entry,
     extras: viaIndex ? [] : [...shards.filter(Boolean), ...configs],
-    afterShards: async () => (viaIndex ? configs : []),
-    find: ref(folder),
+    afterShards: viaIndex ? async () => configs : null,
+    find: async (n) => pathFileIfExists(join(folder, n)),
     missing: (n) => `shard ${n} named by ${entry.name} is missing from ${folder}`,
   };
 }
@@ -149,8 +168,9 @@ async function handleSource(fh, name) {
   };
 }
 
-export async function resolveNodeSource(source, { name }) {
-  if (isOllamaSpec(source)) return pathSource((await resolveOllama(source)).blob);
+// A value, or a promise where finding the files takes I/O that is not synchronous.
+export function resolveNodeSource(source, { name }) {
+  if (isOllamaSpec(source)) return resolveOllama(source).then(({ blob }) => pathSource(blob));
   if (typeof source === 'string') return pathSource(source);
   if (source instanceof URL && source.protocol === 'file:') return pathSource(fileURLToPath(source));
   if (isFileHandle(source)) return handleSource(source, name);

@@ -16,7 +16,8 @@ export function limitsJson(limits) {
 }
 
 // Sources every environment understands; `extra` (Node) handles paths and FileHandles.
-export async function resolveSource(source, options, extra) {
+// A value, or a promise where resolving takes I/O (a URL's first read, a folder's listing).
+export function resolveSource(source, options, extra) {
   const { name } = options;
   const fetchFn = options.fetch || globalThis.fetch;
   const single = (entry) => ({ entry, extras: [], find: async () => null });
@@ -32,19 +33,25 @@ export async function resolveSource(source, options, extra) {
     if (hub) return hubSource(hub, { fetch: withHeaders, signal: options.signal });
     return urlSource(url, { fetch: withHeaders, signal: options.signal, config: options.config !== false });
   }
-  const resolved = extra ? await extra(source, options) : null;
-  if (resolved) return resolved;
-  throw new AmnError('invalid_argument', 'open(): source must be an ArrayBuffer, Uint8Array, Blob/File, array of Files or an http(s) URL'
+  const resolved = extra ? extra(source, options) : null;
+  const refuse = () => new AmnError('invalid_argument', 'open(): source must be an ArrayBuffer, Uint8Array, Blob/File, array of Files or an http(s) URL'
     + (extra?.accepts || ''));
+  if (resolved instanceof Promise) return resolved.then((r) => { if (!r) throw refuse(); return r; });
+  if (resolved) return resolved;
+  throw refuse();
 }
 
 export async function openModel(loadCore, source, options = {}, hooks) {
   const { signal } = options;
   throwIfAborted(signal);
-  const M = await loadCore();
+  // Awaited only when it is a promise: a small header's whole open() is tens of µs, and
+  // each needless await is a trip through the microtask queue.
+  let M = loadCore();
+  if (M instanceof Promise) M = await M;
   useCore(M);
   const limits = limitsJson(options.limits);
-  const resolved = await resolveSource(source, options, hooks.resolveExtra);
+  let resolved = resolveSource(source, options, hooks.resolveExtra);
+  if (resolved instanceof Promise) resolved = await resolved;
   const session = new M.Session(limits);
   const files = new FileTable(session);
   try {
@@ -71,7 +78,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
     };
     const parse = () => drive(M, session, files, () => session.parse(), { signal, onNeedFiles, what: 'parse' });
     await parse();
-    if (await addLater()) await parse();  // an index that named no missing shard
+    if (later && await addLater()) await parse();  // an index that named no missing shard
     session.releaseData();
     return new Model(M, session, files, hooks);
   } catch (err) {

@@ -30,8 +30,16 @@ export class FileTable {
 
   has(name) { return this.byName.has(name); }
 
+  // Synchronous closes (a path's descriptor) cost no promise; others are awaited together.
   async close() {
-    await Promise.allSettled([...this.byId.values()].map((ref) => ref.close?.()));
+    const pending = [];
+    for (const ref of this.byId.values()) {
+      try {
+        const p = ref.close?.();
+        if (p) pending.push(p);
+      } catch { /* closing is best effort, as allSettled made it */ }
+    }
+    if (pending.length > 0) await Promise.allSettled(pending);
   }
 }
 
@@ -51,42 +59,65 @@ export function coalesce(ranges) {
   return out;
 }
 
-// Hands `bytes` to the core. The core adopts the malloc'd pointer and frees it.
-function give(M, session, file, offset, bytes) {
-  const n = bytes.byteLength;
+// `n` bytes of WASM memory for the core to adopt (addBytes), or a limit error.
+function allocate(M, n) {
   const p = M._malloc(n) >>> 0;  // pointers above 2 GiB come back negative
   if (p === 0) throw new AmnError('limit', `out of WASM memory allocating ${n} bytes`);
-  M.HEAPU8.set(bytes, p);        // read HEAPU8 after malloc: growth replaces it
+  return p;
+}
+
+// Hands the filled buffer at `p` to the core, which adopts it and frees it, whatever
+// addBytes answers.
+function adopt(session, file, offset, p, n) {
   const st = session.addBytes(file, offset, p, n);
   if (st && st.ok === false) throw errorFromStatus(st);
 }
 
-// A range larger than the core's host read piece (hostReadPieceBytes), of a file whose reads
-// reuse their buffers (a Blob: recycle()): read piece by piece straight into the buffer the
-// core adopts, so no more than a piece of it is outside WASM memory at a time (a 64 MiB
-// layer that forget takes whole is not held twice by a browser tab).
-async function readIntoCore(M, session, ref, file, range, signal) {
-  const n = range.length;
-  const p = M._malloc(n) >>> 0;
-  if (p === 0) throw new AmnError('limit', `out of WASM memory allocating ${n} bytes`);
-  let adopted = false;
-  try {
-    const piece = M.hostReadPieceBytes();
-    for (let k = 0; k < n; k += piece) {
-      const part = await ref.read(range.offset + k, Math.min(piece, n - k), signal);
-      M.HEAPU8.set(part, p + k);  // HEAPU8 read after the await: growth replaces it
-      ref.recycle(part);
-    }
-    throwIfAborted(signal);
-    adopted = true;  // the core frees it from here on, whatever addBytes answers
-    const st = session.addBytes(file, range.offset, p, n);
-    if (st && st.ok === false) throw errorFromStatus(st);
-  } finally {
-    if (!adopted) M._free(p);
-  }
+// Hands a copy of `bytes` to the core.
+function give(M, session, file, offset, bytes) {
+  const n = bytes.byteLength;
+  const p = allocate(M, n);
+  M.HEAPU8.set(bytes, p);        // read HEAPU8 after malloc: growth replaces it
+  adopt(session, file, offset, p, n);
 }
 
-export async function supplyBytes(M, session, files, needBytes, signal) {
+// Reads `range` of a file straight into the buffer the core adopts: `fill(put)` calls
+// put(bytes, at) for its pieces in order, so no more than a piece of the range is outside
+// WASM memory at a time (a 64 MiB layer that forget takes whole is not held twice by a
+// browser tab, and a URL's body is not gathered into a fresh ArrayBuffer first).
+async function readIntoCore(M, session, file, range, fill) {
+  const n = range.length;
+  const p = allocate(M, n);
+  let got = 0;
+  try {
+    await fill((bytes, at) => {
+      if (at + bytes.byteLength > n) throw new AmnError('internal', `read past the ${n} bytes asked for`);
+      M.HEAPU8.set(bytes, p + at);  // HEAPU8 read at each put, after an await: growth replaces it
+      got += bytes.byteLength;
+    });
+    if (got !== n) throw new AmnError('internal', `read ${got} of the ${n} bytes asked for`);
+  } catch (err) {
+    M._free(p);
+    throw err;
+  }
+  adopt(session, file, range.offset, p, n);
+}
+
+// A range larger than the core's host read piece (hostReadPieceBytes), of a file whose reads
+// reuse their buffers (a Blob: recycle()): read piece by piece.
+const fillByPieces = (M, ref, range, signal) => async (put) => {
+  const piece = M.hostReadPieceBytes();
+  for (let k = 0; k < range.length; k += piece) {
+    const part = await ref.read(range.offset + k, Math.min(piece, range.length - k), signal);
+    put(part, k);
+    ref.recycle(part);
+  }
+  throwIfAborted(signal);
+};
+
+// Reads what the core asked for (need_bytes) and hands it over. Returns a promise, or
+// nothing when every range was read synchronously (a path's small reads: readSyncInto).
+export function supplyBytes(M, session, files, needBytes, signal) {
   const ranges = coalesce(needBytes || []);
   if (ranges.length === 0) throw new AmnError('internal', 'the core asked for bytes but named no range');
   for (const r of ranges) {
@@ -96,6 +127,23 @@ export async function supplyBytes(M, session, files, needBytes, signal) {
       throw new AmnError('io', `${ref.name}: read of ${r.length} bytes at ${r.offset} is past the end (${ref.size} bytes)`, { offset: r.offset });
     }
   }
+  const later = [];
+  for (const r of ranges) {
+    const ref = files.byId.get(r.file);
+    if (!(ref.readSyncInto && r.length <= ref.syncReadMax)) { later.push(r); continue; }
+    const p = allocate(M, r.length);
+    try {
+      ref.readSyncInto(r.offset, r.length, M.HEAPU8, p);  // HEAPU8 read after malloc: growth replaces it
+    } catch (err) {
+      M._free(p);
+      throw err;
+    }
+    adopt(session, r.file, r.offset, p, r.length);
+  }
+  return later.length === 0 ? undefined : supplyLater(M, session, files, later, signal);
+}
+
+async function supplyLater(M, session, files, ranges, signal) {
   // A file that reads several ranges in one request (a URL: HTTP multi-range) gets its
   // small ranges in batches of its maxRanges; large ones (tensor data) and the other
   // files' ranges are read a range at a time, READ_CONCURRENCY at once.
@@ -113,8 +161,16 @@ export async function supplyBytes(M, session, files, needBytes, signal) {
       const { file, ranges: batch } = jobs[next++];
       const ref = files.byId.get(file);
       throwIfAborted(signal);
+      if (batch.length === 1 && ref.readTo) {  // a stream (a URL's body): its chunks go straight in
+        const r = batch[0];
+        await readIntoCore(M, session, file, r, async (put) => {
+          await ref.readTo(r.offset, r.length, put, signal);
+          throwIfAborted(signal);
+        });
+        continue;
+      }
       if (batch.length === 1 && ref.recycle && batch[0].length > M.hostReadPieceBytes()) {
-        await readIntoCore(M, session, ref, file, batch[0], signal);
+        await readIntoCore(M, session, file, batch[0], fillByPieces(M, ref, batch[0], signal));
         continue;
       }
       const parts = batch.length > 1 ? await ref.readMany(batch, signal)
@@ -137,7 +193,8 @@ export async function drive(M, session, files, step, { signal, onNeedFiles, what
     const st = step();
     if (st.ok) return;
     if (st.code === 'need_bytes') {
-      await supplyBytes(M, session, files, st.needBytes, signal);
+      const pending = supplyBytes(M, session, files, st.needBytes, signal);
+      if (pending) await pending;
     } else if (st.code === 'need_files' && onNeedFiles) {
       await onNeedFiles(st.needFiles || []);
     } else {

@@ -139,6 +139,7 @@ async function readExactly(reader, buffer, length, signal) {
 let core = null;
 let configFiles = [];
 export function useCore(M) {
+  if (core === M) return;  // once per module, not per open()
   core = M;
   configFiles = JSON.parse(M.configFileNames());
 }
@@ -271,6 +272,29 @@ async function bodyOf(res, url, signal) {
   }
 }
 
+// The first `length` bytes of a response's body as put(bytes, at) calls, chunk by chunk as
+// the stream delivers them (bytes past `length` are dropped, as a truncated body was).
+async function streamBody(res, length, put, href, offset, signal) {
+  const reader = res.body?.getReader();
+  let got = 0;
+  try {
+    while (got < length) {
+      const next = reader ? await reader.read() : { done: true };
+      if (next.done) {
+        throw new AmnError('io', `${href}: short read (${got} of ${length} bytes at ${offset})`, { offset });
+      }
+      const chunk = next.value;
+      const take = Math.min(chunk.byteLength, length - got);
+      put(take === chunk.byteLength ? chunk : chunk.subarray(0, take), got);
+      got += take;
+    }
+    if (reader && !(await reader.read()).done) await reader.cancel();  // a longer body than asked for
+  } catch (err) {
+    reader?.cancel().catch(() => {});
+    throw asIoError(err, `reading ${href}`, signal);
+  }
+}
+
 // Ranges asked for in one multi-range request (`Range: bytes=a-b,c-d,...`, answered as
 // multipart/byteranges): the local headers of a ZIP's members come in one or two requests
 // instead of one each. At most 200: Apache's default MaxRanges (more and it answers the
@@ -295,29 +319,40 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
     maxRanges: MAX_RANGES_PER_REQUEST,
     async read(offset, length, sig) {
       if (offset + length <= head.byteLength) return head.subarray(offset, offset + length);
-      if (offset < head.byteLength) return withHead(offset, length, await file.read(head.byteLength, offset + length - head.byteLength, sig));
+      const out = new Uint8Array(length);
+      await file.readTo(offset, length, (bytes, at) => out.set(bytes, at), sig);
+      return out;
+    },
+    // The range's bytes as put(bytes, at) calls in order (`at` counts from `offset`): what
+    // the first read holds, then the response body's chunks as they arrive, never gathered
+    // into a buffer of their own (session.js puts them straight into WASM memory:
+    // `res.arrayBuffer()` made a fresh ArrayBuffer per range, garbage as large as the range).
+    async readTo(offset, length, put, sig) {
+      let at = 0;
+      if (offset < head.byteLength) {
+        at = Math.min(length, head.byteLength - offset);
+        put(head.subarray(offset, offset + at), 0);
+        if (at === length) return;
+      }
+      const from = offset + at;
       const end = offset + length - 1;
-      const res = await request(fetchFn, href, { headers: { Range: `bytes=${offset}-${end}` } }, sig);
-      const whole = offset === 0 && length === size;
+      const res = await request(fetchFn, href, { headers: { Range: `bytes=${from}-${end}` } }, sig);
+      const whole = from === 0 && length === size;
       if (res.status === 200 && !whole) {
         await res.body?.cancel();
-        throw new AmnError('io', `${href}: the server ignored the Range header (HTTP 200 for bytes ${offset}-${end}); `
-          + 'reading a model over HTTP needs a server with Range support', { offset });
+        throw new AmnError('io', `${href}: the server ignored the Range header (HTTP 200 for bytes ${from}-${end}); `
+          + 'reading a model over HTTP needs a server with Range support', { offset: from });
       }
       if (res.status !== 206 && res.status !== 200) {
         await res.body?.cancel();
-        throw new AmnError('io', `${href}: HTTP ${res.status} ${res.statusText} for bytes ${offset}-${end}`.trim(), { offset });
+        throw new AmnError('io', `${href}: HTTP ${res.status} ${res.statusText} for bytes ${from}-${end}`.trim(), { offset: from });
       }
       const started = /bytes\s+(\d+)-/.exec(res.headers.get('content-range') || '');
-      if (res.status === 206 && started && Number(started[1]) !== offset) {
+      if (res.status === 206 && started && Number(started[1]) !== from) {
         await res.body?.cancel();
-        throw new AmnError('io', `${href}: the server answered bytes ${started[1]}- for a request of ${offset}-${end}`, { offset });
+        throw new AmnError('io', `${href}: the server answered bytes ${started[1]}- for a request of ${from}-${end}`, { offset: from });
       }
-      const body = await bodyOf(res, href, sig);
-      if (body.byteLength < length) {
-        throw new AmnError('io', `${href}: short read (${body.byteLength} of ${length} bytes at ${offset})`, { offset });
-      }
-      return body.byteLength === length ? body : body.subarray(0, length);
+      await streamBody(res, length - at, (bytes, k) => put(bytes, at + k), `${href}`, from, sig);
     },
     // Several ranges ({offset, length}, at most maxRanges) → their bytes, in order.
     async readMany(ranges, sig) {

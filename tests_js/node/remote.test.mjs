@@ -169,3 +169,36 @@ test('convert(): a quantized layer cut into pieces is fetched once', async (t) =
   // Less what the first 64 KiB read already holds (the reader never fetches it again).
   assert.ok(fetched >= bytes.length - READ_AHEAD, `convert fetched only ${fetched} bytes`);
 });
+
+// A range's body goes through the response stream straight into WASM memory (session.js
+// readIntoCore): gathering it with arrayBuffer() made a fresh buffer, as large as the range,
+// per range read. Only the first read of a file is gathered (it answers the core's first
+// read and later ones that fall inside it).
+test('tensor reads over HTTP stream their bodies: no arrayBuffer() per range, same bytes', async (t) => {
+  const dir = await tempDir(t);
+  const tensors = [
+    { name: 'a', dtype: 'F32', shape: [8] },
+    { name: 'big', dtype: 'F32', shape: [256, 1024] },
+  ];
+  const data = (n) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + 3) & 0x7f);  // finite F32s
+  const bytes = makeSafetensors([{ ...tensors[0], data: data(32) }, { ...tensors[1], data: data(256 * 1024 * 4) }]);
+  await writeFile(join(dir, 'm.safetensors'), bytes);
+  const server = await serve(t, dir);
+  const gathered = [];
+  const spyFetch = async (url, init) => {
+    const res = await fetch(url, init);
+    const range = new Headers(init?.headers).get('range');
+    const own = res.arrayBuffer.bind(res);
+    res.arrayBuffer = () => { gathered.push(range); return own(); };
+    return res;
+  };
+  const model = await amn.open(`${server.url}m.safetensors`, { fetch: spyFetch });
+  const local = await amn.open(bytes);
+  const big = await model.tensor('big');
+  assert.equal(big.data.length, 256 * 1024);
+  assert.equal(sha256(big.data), sha256((await local.tensor('big')).data));
+  assert.deepEqual(gathered, [`bytes=0-${READ_AHEAD - 1}`], `gathered: ${JSON.stringify(gathered)}`);
+  assert.ok(server.stats.requests >= 2);
+  await model.close();
+  await local.close();
+});
