@@ -52,6 +52,7 @@ int find_best_neighbour2(const IqTable& t, const uint16_t* neighbours, const flo
 // no temporary buffer as std::stable_sort takes, and quick on 16 or 32 elements.
 template <int n>
 void sort_order(const float* xb, int* idx) {
+  if (!reference_impl_forced() && iq_sort_order(xb, n, idx)) return;  // the same order, counted in lanes
   for (int j = 0; j < n; ++j) {
     int at = j;
     while (at > 0 && xb[j] < xb[idx[at - 1]]) {

@@ -259,6 +259,32 @@ HWY_NOINLINE int Iq1mBestSplit(const float* HWY_RESTRICT xb, const float* HWY_RE
   return r.won;
 }
 
+// The stable ascending order of n values (n a multiple of 4, at most 32): each value's
+// place is the count of values below it plus that of equal values before it. False
+// (nothing written) when a value is NaN, whose comparisons give no order.
+HWY_NOINLINE bool IqSortOrder(const float* HWY_RESTRICT x, int n, int* HWY_RESTRICT idx) {
+  const hn::CappedTag<float, 16> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int N = static_cast<int>(hn::Lanes(df));
+  for (int j = 0; j < n; j += N) {
+    const auto v = hn::LoadU(df, x + j);
+    if (!hn::AllTrue(df, hn::Eq(v, v))) return false;
+  }
+  const auto iota = hn::Iota(di, 0);
+  for (int i = 0; i < n; ++i) {
+    const auto xi = hn::Set(df, x[i]);
+    const auto before = hn::Set(di, i);
+    size_t place = 0;
+    for (int j = 0; j < n; j += N) {
+      const auto xj = hn::LoadU(df, x + j);
+      const auto earlier = hn::RebindMask(df, hn::Lt(hn::Add(iota, hn::Set(di, j)), before));
+      place += hn::CountTrue(df, hn::Or(hn::Lt(xj, xi), hn::And(hn::Eq(xj, xi), earlier)));
+    }
+    idx[place] = i;
+  }
+  return true;
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ggml
@@ -272,6 +298,10 @@ namespace ggml {
 HWY_EXPORT(IqBestNeighbour);
 HWY_EXPORT(IqTrialLevels);
 HWY_EXPORT(Iq1sBestSplit);
+HWY_EXPORT(IqSortOrder);
+
+bool iq_sort_order(const float* x, int n, int* idx) { return HWY_DYNAMIC_DISPATCH(IqSortOrder)(x, n, idx); }
+
 HWY_EXPORT(Iq1mBestSplit);
 
 int iq1s_best_split(const float* sumx, const float* sumw, const float* xp, const float* xm, float* scale) {

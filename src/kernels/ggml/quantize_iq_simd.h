@@ -43,4 +43,8 @@ int iq1s_best_split(const float* sumx, const float* sumw, const float* xp, const
 int iq1m_best_split(const float* xb, const float* weight, const int* idx, const float* xp, const float* xm,
                     float* scale);
 
+// IQ1's sort_order (the stable ascending order of n <= 32 values, n a multiple of 4) from
+// counts in lanes. False, nothing written, when a value is NaN.
+bool iq_sort_order(const float* x, int n, int* idx);
+
 }  // namespace amn::ggml
