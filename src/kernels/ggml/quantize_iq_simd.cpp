@@ -56,6 +56,16 @@ HWY_INLINE int Best(const uint16_t* HWY_RESTRICT points, int n, const float* HWY
       const auto diff = hn::Sub(hn::Mul(vscale, q), x[i]);
       d2 = hn::Add(d2, hn::Mul(hn::Mul(w[i], diff), diff));
     }
+    if (n <= N) {  // one vector: the reference's scan over the stored values is quicker
+      HWY_ALIGN float d2s[hn::MaxLanes(df)];
+      hn::Store(d2, df, d2s);
+      float best_d2 = 3.40282347e+38f;
+      int best_at = 0;
+      for (int k = 0; k < n; ++k) {
+        if (d2s[k] < best_d2) best_d2 = d2s[k], best_at = k;
+      }
+      return best_at;
+    }
     const auto better = hn::And(hn::Lt(d2, best), hn::RebindMask(df, hn::Lt(j_vec, count)));
     best = hn::IfThenElse(better, d2, best);
     best_j = hn::IfThenElse(hn::RebindMask(di, better), j_vec, best_j);
@@ -69,12 +79,14 @@ HWY_INLINE int Best(const uint16_t* HWY_RESTRICT points, int n, const float* HWY
   return hn::GetLane(hn::MinOfLanes(di, hn::IfThenElse(at_min, best_j, hn::Set(di, n))));
 }
 
-HWY_NOINLINE int IqBestNeighbour(int group, const uint16_t* HWY_RESTRICT points, int n,
-                                 const float* HWY_RESTRICT xval, const float* HWY_RESTRICT weight, float scale,
-                                 const float* HWY_RESTRICT xg) {
-  if (xg) return Best<8, 2, true>(points, n, xval, weight, scale, xg);
-  if (group == 8) return Best<8, 2, false>(points, n, xval, weight, scale, xg);
-  return Best<4, 3, false>(points, n, xval, weight, scale, xg);
+HWY_NOINLINE void IqBestNeighbours(int group, const float* HWY_RESTRICT xg, IqNeighbourSearch* HWY_RESTRICT searches,
+                                   int count) {
+  for (int k = 0; k < count; ++k) {
+    IqNeighbourSearch& s = searches[k];
+    if (xg) s.best = Best<8, 2, true>(s.points, s.n, s.xval, s.weight, s.scale, xg);
+    else if (group == 8) s.best = Best<8, 2, false>(s.points, s.n, s.xval, s.weight, s.scale, xg);
+    else s.best = Best<4, 3, false>(s.points, s.n, s.xval, s.weight, s.scale, xg);
+  }
 }
 
 HWY_NOINLINE void IqTrialLevels(int trials, const float* HWY_RESTRICT id, int n, const float* HWY_RESTRICT xval,
@@ -295,7 +307,7 @@ HWY_AFTER_NAMESPACE();
 namespace amn {
 namespace ggml {
 
-HWY_EXPORT(IqBestNeighbour);
+HWY_EXPORT(IqBestNeighbours);
 HWY_EXPORT(IqTrialLevels);
 HWY_EXPORT(Iq1sBestSplit);
 HWY_EXPORT(IqSortOrder);
@@ -325,9 +337,15 @@ void iq_trial_sums(int trials, int n, const float* weight, const float* xval, co
   HWY_DYNAMIC_DISPATCH(IqTrialSums)(trials, n, weight, xval, levels, sumqx, sumq2);
 }
 
+void iq_best_neighbours(int group, const float* xg, IqNeighbourSearch* searches, int count) {
+  HWY_DYNAMIC_DISPATCH(IqBestNeighbours)(group, xg, searches, count);
+}
+
 int iq_best_neighbour(int group, const uint16_t* points, int n, const float* xval, const float* weight, float scale,
                       const float* xg) {
-  return HWY_DYNAMIC_DISPATCH(IqBestNeighbour)(group, points, n, xval, weight, scale, xg);
+  IqNeighbourSearch s{points, xval, weight, scale, n, 0};
+  iq_best_neighbours(group, xg, &s, 1);
+  return s.best;
 }
 
 }  // namespace ggml

@@ -16,6 +16,18 @@ namespace amn::ggml {
 int iq_best_neighbour(int group, const uint16_t* points, int n, const float* xval, const float* weight, float scale,
                       const float* xg = nullptr);
 
+// Several such searches in one call (IQ2 / IQ3 sweeps: every off-grid group of every
+// trial): each gets `best` = iq_best_neighbour of its fields.
+struct IqNeighbourSearch {
+  const uint16_t* points;
+  const float* xval;
+  const float* weight;
+  float scale;
+  int n;
+  int best;
+};
+void iq_best_neighbours(int group, const float* xg, IqNeighbourSearch* searches, int count);
+
 // The trial-scale sweeps of the IQ2 / IQ3 searches with the trials in vector lanes. Rows
 // of kIqTrialStride int32, lane t trial t (trials <= kIqTrialStride).
 inline constexpr int kIqTrialStride = 32;

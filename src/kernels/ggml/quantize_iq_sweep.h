@@ -1,7 +1,7 @@
 // The trial-scale sweep the IQ2 and IQ3 searches share (quantize_iq2.cpp, quantize_iq3.cpp),
 // with the trials in vector lanes: every trial's levels and points at once
-// (iq_trial_levels), the off-grid groups replaced by their best neighbour (one search per
-// group and trial, its candidates in lanes), every trial's sums at once (iq_trial_sums),
+// (iq_trial_levels), the off-grid groups replaced by their best neighbour (every group
+// and trial's search in one call, each search's candidates in lanes), every trial's sums at once (iq_trial_sums),
 // then the reference's sequential choice over the trials. Each trial's numbers are the
 // reference's, bit for bit, so the choice is too.
 #pragma once
@@ -26,15 +26,27 @@ int sweep_trials(const IqTable& t, int trials, const float* id, const float* thi
   alignas(64) float sumqx[S], sumq2[S];
   bool ok[8][S];
   iq_trial_levels(trials, id, n, xval, nlevels, N, levels, points);
+  IqNeighbourSearch searches[8 * S];
+  int16_t search_at[8 * S];  // k * S + tr of each search
+  int nsearch = 0;
   for (int k = 0; k < n / N; ++k) {
     for (int tr = 0; tr < trials; ++tr) {
       const int u = points[k * S + tr];
       ok[k][tr] = t.map[u] >= 0;
       if (ok[k][tr]) continue;
-      int8_t Lg[N];
-      find_best_neighbour_fast<N>(t, u, xval + N * k, waux + N * k, this_scale[tr], Lg);
-      for (int e = 0; e < N; ++e) levels[(N * k + e) * S + tr] = Lg[e];
+      const int offset = -t.map[u] - 1;
+      searches[nsearch] = {t.points.data() + offset + 1, xval + N * k, waux + N * k, this_scale[tr],
+                           t.neighbours[offset], 0};
+      search_at[nsearch++] = int16_t(k * S + tr);
     }
+  }
+  iq_best_neighbours(N, nullptr, searches, nsearch);
+  // The chosen entry's levels, from its point (bits per level: 2 for groups of 8, else 3).
+  constexpr int bits = N == 8 ? 2 : 3;
+  for (int s = 0; s < nsearch; ++s) {
+    const int k = search_at[s] / S, tr = search_at[s] % S;
+    const int u = searches[s].points[searches[s].best];
+    for (int e = 0; e < N; ++e) levels[(N * k + e) * S + tr] = (u >> bits * e) & ((1 << bits) - 1);
   }
   iq_trial_sums(trials, n, weight, xval, levels, sumqx, sumq2);
   float best = 0;
