@@ -1,6 +1,6 @@
 // The ggml encoders' Highway paths (kernels/ggml/quantize_legacy_simd.cpp,
 // quantize_k_simd.cpp, quantize_fp4_simd.cpp, quantize_low_bit_simd.cpp,
-// quantize_iq4_simd.cpp, quantize_bf16_simd.cpp) against the scalar restatement of ggml (AMN_FORCE_IMPL=scalar, itself
+// quantize_iq4_simd.cpp, quantize_bf16_simd.cpp, quantize_iq_simd.cpp) against the scalar restatement of ggml (AMN_FORCE_IMPL=scalar, itself
 // checked against ggml's bytes in test_ggml_quantize.cpp), byte for byte, under every
 // implementation this binary can run (amn::available_impls + force_impl), with and
 // without an importance matrix, on rows built to catch what vectorizing can change:
@@ -38,7 +38,9 @@ const amn::GgmlType kSimdTypes[] = {amn::GgmlType::Q4_0, amn::GgmlType::Q4_1, am
                                     amn::GgmlType::Q6_K, amn::GgmlType::MXFP4, amn::GgmlType::NVFP4,
                                     amn::GgmlType::TQ1_0, amn::GgmlType::TQ2_0, amn::GgmlType::Q1_0,
                                     amn::GgmlType::Q2_0, amn::GgmlType::IQ4_NL, amn::GgmlType::IQ4_XS,
-                                    amn::GgmlType::BF16};
+                                    amn::GgmlType::BF16, amn::GgmlType::IQ2_XXS, amn::GgmlType::IQ2_XS,
+                                    amn::GgmlType::IQ2_S, amn::GgmlType::IQ3_XXS, amn::GgmlType::IQ3_S,
+                                    amn::GgmlType::IQ1_S, amn::GgmlType::IQ1_M};
 
 // Rows of 24 blocks of 32 (a lane group of 16 and 8 more), 3 of 256; 41 rows: 246 Q1_0
 // blocks, which leave a partial group of lanes (Q1_0 runs a block per lane).
@@ -159,6 +161,7 @@ TEST_CASE("ggml encoders: every implementation writes the scalar code's bytes", 
     const auto name = amn::ggml_traits(type)->name;
     for (const bool weighted : {false, true}) {
       if (weighted && !amn::ggml_quantize_reads_imatrix(type)) continue;
+      if (!weighted && amn::ggml_quantize_requires_imatrix(type)) continue;
       const float* w = weighted ? imatrix.data() : nullptr;
       REQUIRE(amn::force_impl("scalar"));
       const auto want = quantize(type, x, w);

@@ -2,12 +2,12 @@
 // (through quantize_iq1_s, quantize_iq1_m). Each element is -1, 0 or +1 plus a shift of
 // +-1/8 per group; the best split of the sorted block into those three values is found
 // exhaustively, then groups of 8 off the grid move to their best neighbour.
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/ggml/quantize_iq.h"
 #include "kernels/ggml/quantize_iq_common.h"
+#include "kernels/ggml/quantize_iq_simd.h"
 #include "kernels/ggml/quantize_iq_tables.h"
 
 namespace amn::ggml {
@@ -48,11 +48,19 @@ int find_best_neighbour2(const IqTable& t, const uint16_t* neighbours, const flo
 
 // The block's elements in ascending order of value. ggml uses qsort, which glibc
 // implements as a merge sort for arrays this small: stable, so equal values keep their
-// element order; std::stable_sort orders them the same way.
+// element order; any stable sort orders them the same way. An insertion sort (stable):
+// no temporary buffer as std::stable_sort takes, and quick on 16 or 32 elements.
 template <int n>
 void sort_order(const float* xb, int* idx) {
-  for (int j = 0; j < n; ++j) idx[j] = j;
-  std::stable_sort(idx, idx + n, [&](int a, int b) { return xb[a] < xb[b]; });
+  if (!reference_impl_forced() && iq_sort_order(xb, n, idx)) return;  // the same order, counted in lanes
+  for (int j = 0; j < n; ++j) {
+    int at = j;
+    while (at > 0 && xb[j] < xb[idx[at - 1]]) {
+      idx[at] = idx[at - 1];
+      --at;
+    }
+    idx[at] = j;
+  }
 }
 
 // Grid indices of the groups of 8 of a block whose levels are L; a group off the grid
@@ -68,7 +76,11 @@ bool snap_groups(const IqTable& t, const float* xb, const float* weight, float s
     int grid_index = t.map[u];
     if (grid_index < 0) {
       all_on_grid = false;
-      grid_index = find_best_neighbour2(t, t.neighbours_of(u), xb + 8 * k, weight + 8 * k, scale, xx_of(k), L + 8 * k);
+      if (reference_impl_forced()) {
+        grid_index = find_best_neighbour2(t, t.neighbours_of(u), xb + 8 * k, weight + 8 * k, scale, xx_of(k), L + 8 * k);
+      } else {
+        grid_index = quant::find_best_neighbour_fast<8>(t, u, xb + 8 * k, weight + 8 * k, scale, L + 8 * k, xx_of(k));
+      }
     }
     index[k] = uint16_t(grid_index);
   }
@@ -113,7 +125,8 @@ block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) 
   y.d = fp32_to_fp16(0.f);
   float scales[QK_K / block_size];
   int8_t shifts[QK_K / block_size];
-  float weight[block_size], sumx[block_size + 1], sumw[block_size + 1];
+  // The prefix sums are read in vectors past their 33 values (iq1s_best_split).
+  float weight[block_size], sumx[block_size + 1 + 64] = {}, sumw[block_size + 1 + 64] = {};
   int idx[block_size];
   int8_t L[block_size];
   uint16_t index[block_size / 8];
@@ -139,7 +152,17 @@ block_iq1_s encode_iq1_s(const IqTable& t, const float* xbl, const float* qwbl) 
     }
     float best_score = -kFltMax, scale = max;
     int besti1 = -1, besti2 = -1, best_shift = 0;
-    for (int i1 = 0; i1 <= block_size; ++i1) {
+    // The splits scored in vector lanes (the same numbers, the same choice), or ggml's loop.
+    const bool reference = reference_impl_forced();
+    if (!reference) {
+      const int won = iq1s_best_split(sumx, sumw, x_p, x_m, &scale);
+      if (won >= 0) {
+        best_shift = won % 2 ? 1 : -1;
+        besti1 = won / 2 / (block_size + 1);
+        besti2 = won / 2 % (block_size + 1);
+      }
+    }
+    for (int i1 = 0; i1 <= block_size && reference; ++i1) {
       for (int i2 = i1; i2 <= block_size; ++i2) {
         for (int sh = 1; sh >= -1; sh -= 2) {
           const float* xx = sh == 1 ? x_p : x_m;
@@ -220,9 +243,18 @@ block_iq1_m encode_iq1_m(const IqTable& t, const float* xbl, const float* qwbl) 
     sort_order<block_size>(xb, idx);
     float best_score = -kFltMax, scale = max;
     int besti1 = -1, besti2 = -1, best_k = -1;
+    const bool reference = reference_impl_forced();
+    if (!reference) {
+      const int won = iq1m_best_split(xb, weight, idx, x_p, x_m, &scale);
+      if (won >= 0) {
+        best_k = won % 4;
+        besti1 = won / 4 / (block_size + 1);
+        besti2 = won / 4 % (block_size + 1);
+      }
+    }
     // ggml sums each split from scratch, element by element in sorted order, into four
     // accumulators (one per shift choice): the same order here.
-    for (int i1 = 0; i1 <= block_size; ++i1) {
+    for (int i1 = 0; i1 <= block_size && reference; ++i1) {
       for (int i2 = i1; i2 <= block_size; ++i2) {
         float sumqx[4] = {}, sumq2[4] = {};
         for (int j = 0; j < block_size; ++j) {

@@ -9,6 +9,7 @@
 
 #include "kernels/ggml/quantize_iq.h"
 #include "kernels/ggml/quantize_iq_common.h"
+#include "kernels/ggml/quantize_iq_sweep.h"
 #include "kernels/ggml/quantize_iq_tables.h"
 
 namespace amn::ggml {
@@ -37,7 +38,7 @@ bool snap_group(const IqTable& t, float id, float scale, const float* xval, cons
     u |= L[i] << 2 * i;
   }
   if (t.map[u] >= 0) return true;
-  quant::find_best_neighbour<8>(t, t.neighbours_of(u), xval, waux, scale, L);
+  quant::best_neighbour<8>(t, u, xval, waux, scale, L);
   return false;
 }
 
@@ -53,6 +54,16 @@ void sums(int n, const float* weight, const float* xval, const int8_t* L, float&
   }
 }
 
+// The inverse scales (5 + 0.1 is) / max of the trials is = -nsweep .. nsweep and their
+// scales, for sweep_trials (spare lanes repeat the first trial).
+void trial_scales(int nsweep, float max, float* id, float* this_scale) {
+  for (int tr = 0; tr < kIqTrialStride; ++tr) {
+    const int is = -nsweep + (tr < 2 * nsweep + 1 ? tr : 0);
+    id[tr] = (float(2 * kMaxQ - 1) + float(is) * 0.1f) / max;
+    this_scale[tr] = 1 / id[tr];
+  }
+}
+
 // The 16-element search IQ2_XS and IQ2_S share: 19 trial scales (5 + 0.1 is) / max, the
 // best kept by sumqx^2 / sumq2 (strict: earlier wins ties); then the groups that were
 // off the grid are redone at the chosen scale. Returns the scale; L gets the levels.
@@ -61,17 +72,23 @@ float search_16(const IqTable& t, const float* xval, const float* weight, const 
   bool is_on_grid[2] = {true, true}, is_on_grid_aux[2];
   float best = 0;
   float scale = max / (2 * kMaxQ - 1);
-  for (int is = -9; is <= 9; ++is) {
-    const float id = (float(2 * kMaxQ - 1) + float(is) * 0.1f) / max;
-    const float this_scale = 1 / id;
-    for (int k = 0; k < 2; ++k) is_on_grid_aux[k] = snap_group(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
-    float sumqx, sumq2;
-    sums(16, weight, xval, Laux, sumqx, sumq2);
-    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-      scale = sumqx / sumq2;
-      best = scale * sumqx;
-      std::memcpy(L, Laux, 16);
-      for (int k = 0; k < 2; ++k) is_on_grid[k] = is_on_grid_aux[k];
+  if (!reference_impl_forced()) {
+    float id[kIqTrialStride], this_scale[kIqTrialStride];
+    trial_scales(9, max, id, this_scale);
+    quant::sweep_trials<8>(t, 19, id, this_scale, 16, kMaxQ, xval, weight, waux, scale, L, is_on_grid);
+  } else {
+    for (int is = -9; is <= 9; ++is) {
+      const float id = (float(2 * kMaxQ - 1) + float(is) * 0.1f) / max;
+      const float this_scale = 1 / id;
+      for (int k = 0; k < 2; ++k) is_on_grid_aux[k] = snap_group(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
+      float sumqx, sumq2;
+      sums(16, weight, xval, Laux, sumqx, sumq2);
+      if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+        scale = sumqx / sumq2;
+        best = scale * sumqx;
+        std::memcpy(L, Laux, 16);
+        for (int k = 0; k < 2; ++k) is_on_grid[k] = is_on_grid_aux[k];
+      }
     }
   }
   if ((!is_on_grid[0] || !is_on_grid[1]) && scale > 0) {
@@ -117,17 +134,24 @@ block_iq2_xxs encode_iq2_xxs(const IqTable& t, const float* xbl, const float* qw
       scales[ib] = 0;
       continue;
     }
-    float best = 0;
-    for (int is = -6; is <= 6; ++is) {
-      const float id = (float(2 * kMaxQ - 1) + float(is) * 0.1f) / eff_max;
-      const float this_scale = 1 / id;
-      for (int k = 0; k < 4; ++k) snap_group(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
-      float sumqx, sumq2;
-      sums(32, weight, xval, Laux, sumqx, sumq2);
-      if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-        scale = sumqx / sumq2;
-        best = scale * sumqx;
-        std::memcpy(L, Laux, 32);
+    if (!reference_impl_forced()) {
+      float id[kIqTrialStride], this_scale[kIqTrialStride];
+      bool on_grid[4];
+      trial_scales(6, eff_max, id, this_scale);
+      quant::sweep_trials<8>(t, 13, id, this_scale, 32, kMaxQ, xval, weight, waux, scale, L, on_grid);
+    } else {
+      float best = 0;
+      for (int is = -6; is <= 6; ++is) {
+        const float id = (float(2 * kMaxQ - 1) + float(is) * 0.1f) / eff_max;
+        const float this_scale = 1 / id;
+        for (int k = 0; k < 4; ++k) snap_group(t, id, this_scale, xval + 8 * k, waux + 8 * k, Laux + 8 * k);
+        float sumqx, sumq2;
+        sums(32, weight, xval, Laux, sumqx, sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+          scale = sumqx / sumq2;
+          best = scale * sumqx;
+          std::memcpy(L, Laux, 32);
+        }
       }
     }
     if (scale > 0) {

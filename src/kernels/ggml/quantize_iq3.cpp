@@ -7,6 +7,7 @@
 
 #include "kernels/ggml/quantize_iq.h"
 #include "kernels/ggml/quantize_iq_common.h"
+#include "kernels/ggml/quantize_iq_sweep.h"
 #include "kernels/ggml/quantize_iq_tables.h"
 
 namespace amn::ggml {
@@ -24,7 +25,7 @@ bool snap_group(const IqTable& t, float id, float scale, const float* xval, cons
     u |= L[i] << 3 * i;
   }
   if (t.map[u] >= 0) return true;
-  quant::find_best_neighbour<4>(t, t.neighbours_of(u), xval, waux, scale, L);
+  quant::best_neighbour<4>(t, u, xval, waux, scale, L);
   return false;
 }
 
@@ -89,17 +90,27 @@ Block32 search_32(const IqTable& t, const float* xb, const float* qw, float sigm
   float scale = max / (2 * kMaxQ - 1);
   for (int k = 0; k < 8; ++k) is_on_grid[k] = !is_s;
   constexpr int nsweep = is_s ? 9 : 15;
-  for (int is = -nsweep; is <= nsweep; ++is) {
-    const float id = (float(2 * kMaxQ - 1) + float(is) * 0.2f) / max;
-    const float this_scale = 1 / id;
-    for (int k = 0; k < 8; ++k) is_on_grid_aux[k] = snap_group(t, id, this_scale, xval + 4 * k, waux + 4 * k, Laux + 4 * k);
-    float sumqx, sumq2;
-    sums(weight, xval, Laux, sumqx, sumq2);
-    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-      scale = sumqx / sumq2;
-      best = scale * sumqx;
-      std::memcpy(r.L, Laux, 32);
-      for (int k = 0; k < 8; ++k) is_on_grid[k] = is_on_grid_aux[k];
+  if (!reference_impl_forced()) {
+    float id[kIqTrialStride], this_scale[kIqTrialStride];
+    for (int tr = 0; tr < kIqTrialStride; ++tr) {
+      const int is = -nsweep + (tr < 2 * nsweep + 1 ? tr : 0);  // spare lanes repeat the first trial
+      id[tr] = (float(2 * kMaxQ - 1) + float(is) * 0.2f) / max;
+      this_scale[tr] = 1 / id[tr];
+    }
+    quant::sweep_trials<4>(t, 2 * nsweep + 1, id, this_scale, 32, kMaxQ, xval, weight, waux, scale, r.L, is_on_grid);
+  } else {
+    for (int is = -nsweep; is <= nsweep; ++is) {
+      const float id = (float(2 * kMaxQ - 1) + float(is) * 0.2f) / max;
+      const float this_scale = 1 / id;
+      for (int k = 0; k < 8; ++k) is_on_grid_aux[k] = snap_group(t, id, this_scale, xval + 4 * k, waux + 4 * k, Laux + 4 * k);
+      float sumqx, sumq2;
+      sums(weight, xval, Laux, sumqx, sumq2);
+      if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+        scale = sumqx / sumq2;
+        best = scale * sumqx;
+        std::memcpy(r.L, Laux, 32);
+        for (int k = 0; k < 8; ++k) is_on_grid[k] = is_on_grid_aux[k];
+      }
     }
   }
   int n_not_ongrid = 0;

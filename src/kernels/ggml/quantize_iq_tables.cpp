@@ -58,6 +58,7 @@ IqTable build(IqGrid g) {
   IqTable t;
   t.grid.resize(s.grid_size);
   t.map.assign(s.map_size, -1);
+  std::vector<uint16_t> point_of(s.grid_size);
   for (int k = 0; k < s.grid_size; ++k) {
     const uint64_t e = grid_entry(g, k);
     uint64_t the = 0;
@@ -69,6 +70,7 @@ IqTable build(IqGrid g) {
     }
     t.grid[k] = the;
     t.map[u] = k;
+    point_of[k] = uint16_t(u);
   }
   // For every off-grid point, ggml sorts all grid entries by (squared distance, index)
   // and keeps those within the nwant smallest distinct distances. The distances are
@@ -102,6 +104,10 @@ IqTable build(IqGrid g) {
       last = next;
     }
     t.neighbours[start] = uint16_t(t.neighbours.size() - start - 1);
+  }
+  t.points.assign(t.neighbours.size() + IqTable::kPointsPad, 0);
+  for (size_t k = 0; k < t.neighbours.size(); k += t.neighbours[k] + 1) {
+    for (int j = 1; j <= t.neighbours[k]; ++j) t.points[k + j] = point_of[t.neighbours[k + j]];
   }
   return t;
 }

@@ -13,12 +13,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cast.h"
+#include "kernels/ggml/quantize_iq_simd.h"
+
 namespace amn::ggml::quant {
 
 struct IqTable {
   std::vector<uint64_t> grid;  // IQ3: the 4 bytes in the low half
   std::vector<int> map;
   std::vector<uint16_t> neighbours;
+  // Parallel to neighbours: each listed grid entry's point u (0 in the count slots), then
+  // kPointsPad zeros, so that vector loads may run past the last list.
+  std::vector<uint16_t> points;
+  static constexpr int kPointsPad = 64;
 
   // The neighbour list (count first) of an off-grid point u.
   const uint16_t* neighbours_of(int u) const { return neighbours.data() + (-map[u] - 1); }
@@ -54,6 +61,28 @@ int find_best_neighbour(const IqTable& t, const uint16_t* neighbours, const floa
   }
   for (int i = 0; i < N; ++i) L[i] = int8_t((t.at(grid_index, i) - 1) / 2);
   return grid_index;
+}
+
+// find_best_neighbour<N> for the off-grid point u, the candidates in vector lanes
+// (iq_best_neighbour: each d2 the reference's, bit for bit, the same one kept). With xg,
+// IQ1's iq1_find_best_neighbour2 (q = xg[level]).
+template <int N>
+int find_best_neighbour_fast(const IqTable& t, int u, const float* xval, const float* weight, float scale, int8_t* L,
+                             const float* xg = nullptr) {
+  const int offset = -t.map[u] - 1;
+  const uint16_t* neighbours = t.neighbours.data() + offset;
+  const int best = iq_best_neighbour(N, t.points.data() + offset + 1, neighbours[0], xval, weight, scale, xg);
+  const int grid_index = neighbours[1 + best];
+  for (int i = 0; i < N; ++i) L[i] = int8_t((t.at(grid_index, i) - 1) / 2);
+  return grid_index;
+}
+
+// The neighbour search the encoders call: the vector one, or the reference's loop under
+// AMN_FORCE_IMPL=scalar (the restatement the vector one is tested against).
+template <int N>
+int best_neighbour(const IqTable& t, int u, const float* xval, const float* weight, float scale, int8_t* L) {
+  if (reference_impl_forced()) return find_best_neighbour<N>(t, t.neighbours_of(u), xval, weight, scale, L);
+  return find_best_neighbour_fast<N>(t, u, xval, weight, scale, L);
 }
 
 }  // namespace amn::ggml::quant
