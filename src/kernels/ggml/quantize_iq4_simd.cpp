@@ -38,7 +38,9 @@ HWY_INLINE hn::Vec<D> NearestValue(D d, hn::Vec<D> x) {
   }
   const auto mid = hn::IfThenElse(hn::Lt(hn::Sub(x, lo), hn::Sub(hi, x)), lo, hi);
   const auto first = hn::Set(d, float(v[0])), last = hn::Set(d, float(v[15]));
-  const auto top = hn::Or(hn::Ge(x, last), hn::Ne(x, x));
+  // NaN takes the top value, as best_index_int8's search gives it. Not Ne(x, x): Highway
+  // 1.0.3 compares with _CMP_NEQ_OQ on AVX2 / AVX-512, false for NaN.
+  const auto top = hn::Or(hn::Ge(x, last), hn::Not(hn::Eq(x, x)));
   return hn::IfThenElse(hn::Le(x, first), first, hn::IfThenElse(top, last, mid));
 }
 #endif
