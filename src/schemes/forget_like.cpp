@@ -393,12 +393,10 @@ lethe::Fp8Block config_block(const Model& ref) {
 
 }  // namespace
 
-OutputFormat like_output_format(const Model& ref) {
-  return ref.format == ModelFormat::gguf ? OutputFormat::gguf : OutputFormat::safetensors;
-}
+bool like_writes_gguf(const Model& ref) { return ref.format == ModelFormat::gguf; }
 
 Result<std::unique_ptr<Forgetter>> make_like_forgetter(const Model& ref, FileSet& files, bool reuse, std::string_view scheme) {
-  if (like_output_format(ref) == OutputFormat::gguf) return make_gguf_like_forgetter(ref, files, reuse, scheme);
+  if (like_writes_gguf(ref)) return make_gguf_like_forgetter(ref, files, reuse, scheme);
   // Every companion of every weight, in one read (one need_bytes round in JS): they are
   // small. The weights themselves (REF's codes) only with --reuse-scales, after them: the
   // codes REF's values need back (keep_reference_codes). That holds all of REF's quantized

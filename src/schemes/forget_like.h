@@ -10,15 +10,15 @@
 
 #include "core/model.h"
 #include "core/source.h"
-#include "convert/plan.h"  // OutputFormat
 #include "schemes/forget.h"
 
 namespace amn {
 
-// What forgetting like REF writes: GGUF for a GGUF REF (each tensor gets its ggml type
-// there, make_gguf_like_forgetter), safetensors for any other. A request whose output
-// differs is refused (session/forget.cpp); the page asks this before it names the output.
-OutputFormat like_output_format(const Model& ref);
+// Whether forgetting like REF writes GGUF: for a GGUF REF (each tensor gets its ggml type
+// there, make_gguf_like_forgetter); else safetensors. A request whose output differs is
+// refused (session/forget.cpp); the page asks (Session::like_output_format) before it
+// names the output.
+bool like_writes_gguf(const Model& ref);
 
 // Reads REF's quantized weights (their small companions, never the weights) from
 // `files`. Errors: invalid_argument when REF holds no quantized weight amn can forget

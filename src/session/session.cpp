@@ -112,7 +112,7 @@ Status Session::plan_forget(std::string_view request_json, Session* like, std::s
 
 std::string Session::like_output_format() const {
   if (!model_) return "";
-  return amn::like_output_format(*model_) == OutputFormat::gguf ? "gguf" : "safetensors";
+  return like_writes_gguf(*model_) ? "gguf" : "safetensors";
 }
 
 Status Session::set_imatrix(std::span<const uint8_t> bytes) {

@@ -40,7 +40,7 @@ class Session {
   const Model* model() const { return model_ ? &*model_ : nullptr; }
   std::string info_json() const;
   std::string render_text(std::string_view kind) const;  // "inspect" or "parse"
-  // What forget({ like: this model }) writes, "gguf" or "safetensors" (like_output_format);
+  // What forget({ like: this model }) writes, "gguf" or "safetensors" (like_writes_gguf);
   // "" before parse().
   std::string like_output_format() const;
 
