@@ -131,6 +131,11 @@ std::string parse_command_line(const std::string& args_json) {
 std::string output_plan(const std::string& json) { return amn::output_plan_json(json); }
 
 std::string version_text(const std::string& kernels) { return amn::version_text(kernels); }
+// A message that starts with an option's npm key ("tensorType: ..."), spelled as the native
+// CLI spells it ("--tensor-type: ..."): the Node CLI's forget errors (option_spelled).
+std::string cli_spelled(const std::string& message) {
+  return amn::option_spelled(amn::make_error(amn::ErrorCode::invalid_argument, message), amn::Surface::cli).message;
+}
 std::string progress_line(const std::string& label, double done, double total) {
   return amn::progress_line(label, static_cast<uint64_t>(done), static_cast<uint64_t>(total));
 }
@@ -182,6 +187,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("parseCommandLine", &parse_command_line);
   emscripten::function("usageErrorText", &amn::usage_error_text);
   emscripten::function("versionText", &version_text);
+  emscripten::function("cliSpelled", &cli_spelled);
   emscripten::function("outputPlan", &output_plan);
   emscripten::function("outputRefusal", &output_refusal);
   emscripten::function("progressLine", &progress_line);

@@ -3,7 +3,7 @@
 // itself (verbs, options, help, usage errors), output names and layouts, and every line
 // printed come from the core (src/session), so both CLIs print the same bytes; this file
 // does Node's I/O only.
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { AmnError, loadCoreForCli, open } from '../node.js';
 import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
@@ -157,6 +157,9 @@ async function runConvert(M, cmd) {
         if (err instanceof AmnError && err.code === 'exists') check(M, M.outputRefusal('exists', target, ''));
         // A reference or an importance matrix that does not fit is a misuse, as in the native amn (exit 2).
         if ((like || req.imatrix) && err instanceof AmnError && err.code === 'invalid_argument') err.usage = true;
+        // A misfit option named as the native amn names it ("--tensor-type: ..."); its
+        // file-reading errors (an imatrix's parse) are worded alike already.
+        if (err instanceof AmnError && err.code === 'invalid_argument') err.message = M.cliSpelled(err.message);
         throw err;
       } finally {
         await like?.close();
@@ -173,7 +176,9 @@ async function runConvert(M, cmd) {
     }
     let ggufMetadata = req.ggufMetadata ?? undefined;
     if (req.ggufMetadataFile) {
-      try { ggufMetadata = await readFile(req.ggufMetadataFile, 'utf8'); } catch { throw new AmnError('io', `cannot open ${req.ggufMetadataFile}`); }
+      // Read as forget() reads its files (node-io.js): the native CLI's words on failure.
+      const { readNodeFile } = await import('../lib/node-io.js');
+      ggufMetadata = new TextDecoder().decode(await readNodeFile(req.ggufMetadataFile));
     }
     let result;
     try {

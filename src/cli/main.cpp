@@ -4,7 +4,9 @@
 #include <csignal>
 #include <memory>
 #include <optional>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -97,7 +99,7 @@ int run_diff(const amn::CommandLine& cmd) {
 // Reads a small text file (the --gguf-metadata JSON, a --tensor-type-file) whole.
 amn::Result<std::string> read_text_file(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return amn::make_error(amn::ErrorCode::io, "cannot open " + path);
+  if (!f) return amn::make_error(amn::ErrorCode::io, "cannot open " + path + ": " + std::strerror(errno));
   std::string text;
   char buf[65536];
   size_t n;

@@ -74,7 +74,7 @@ test('forget --to gguf with llama-quantize\'s file types and options: its tensor
   // after a --tensor-type option.
   const typesFile = join(dir, 'tensor_types.txt');
   writeFileSync(typesFile, 'ffn_(up|gate)=q5_0\n  blk\\.1\\.ffn_up=q8_0 \tBLK\\.2\\.ATTN_Q=iq4_nl\r\nattn_output=q4_k\n');
-  for (const [fixture, args] of [
+  for (const [k, [fixture, args]] of [
     ['tiny-Q5_K_M.gguf', ['--scheme', 'Q5_K_M']],
     ['tiny-Q4_K_M-embd_q8_0-out_q5_k.gguf', ['--scheme', 'q4_k_m', '--token-embedding-type', 'q8_0', '--output-tensor-type', 'Q5_K']],
     ['tiny-Q3_K_L-leave_output.gguf', ['--scheme', 'Q3_K_L', '--leave-output-tensor']],
@@ -82,11 +82,11 @@ test('forget --to gguf with llama-quantize\'s file types and options: its tensor
     // matched tensor skips the file type's counters (blk.2.attn_v is not bumped to Q6_K).
     ['tiny-Q4_K_M-tensor_type.gguf', ['--scheme', 'Q4_K_M', '--tensor-type', 'blk\\.0\\.attn_v=q8_0', '--tensor-type', 'ffn_(up|gate)=q5_0', '--tensor-type', 'blk\\.1\\.ffn_up=q8_0', '--tensor-type', 'BLK\\.2\\.ATTN_Q=iq4_nl', '--tensor-type', 'attn_output=q4_k']],
     ['tiny-Q4_K_M-tensor_type.gguf', ['--scheme', 'Q4_K_M', '--tensor-type', 'blk\\.0\\.attn_v=q8_0', '--tensor-type-file', typesFile]],
-  ]) {
+  ].entries()) {
     const want = await ggufTensors(amn, readFileSync(join(fixtures, fixture)));
     const outs = [];
     for (const cli of ['native', 'node']) {
-      const out = join(dir, `${cli}-${fixture}`);
+      const out = join(dir, `${cli}-${k}-${fixture}`);
       const r = run(cli, ['forget', input, '--to', 'gguf', ...args, '-q', '-o', out]);
       assert.equal(r.code, 0, `${cli}: ${r.err}`);
       outs.push(readFileSync(out));
