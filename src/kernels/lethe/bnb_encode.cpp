@@ -74,10 +74,6 @@ float clamp1(float x) { return x < -1.0f ? -1.0f : (x > 1.0f ? 1.0f : x); }
 
 constexpr uint64_t kMaxBlock = 256;  // values bucketized at a time (a block or a piece of one)
 
-// The 1e-38 of `absmax.clamp(min=1e-38)`, a Python float converted to the tensor's F32
-// (torch_ops.h; computed absmax values are never negative).
-float clamp_min_absmax(float a) { return bnb_absmax_divisor(a); }
-
 // torch.bucketize(v, bounds) for every value of a block, without branches: the bounds are
 // sorted, so the first bound >= v (cus_lower_bound's answer) is at index "how many bounds are
 // not >= v" (15 for NaN, as the search above gives). Each bound is compared with the whole
@@ -102,7 +98,7 @@ void codes_of_block(const Codebook4& cb, const float* in, uint64_t len, float ab
     if (remainder) {
       for (uint64_t i = 0; i < m; ++i) scaled[i] = clamp1(in[start + i] / absmax);
     } else {
-      const float inv = 1.0f / clamp_min_absmax(absmax);
+      const float inv = 1.0f / bnb_absmax_divisor(absmax);
       for (uint64_t i = 0; i < m; ++i) scaled[i] = clamp1(in[start + i] * inv);
     }
     bucketize_block(cb.bounds, scaled, m, q + start);
@@ -130,7 +126,7 @@ void quantize_4bit(Bnb4Type type, const float* in, uint64_t n, uint64_t blocksiz
       am = absmax_in[b];
     } else {
       am = lethe::absmax(in + start, len);  // torch max: the first NaN propagates
-      if (remainder) am = clamp_min_absmax(am);  // the remainder's stored absmax is clamped
+      if (remainder) am = bnb_absmax_divisor(am);  // the remainder's stored absmax is clamped
       absmax_out[b] = am;
     }
     codes_of_block(cb, in + start, len, am, remainder, q.data());
@@ -237,7 +233,7 @@ void bnb4_absmax(const float* in, uint64_t n, uint64_t blocksize, float* absmax)
   for (uint64_t b = 0; b < blocks; ++b) {
     const uint64_t len = std::min(blocksize, n - b * blocksize);
     const float am = lethe::absmax(in + b * blocksize, len);  // torch max: the first NaN propagates
-    absmax[b] = len < blocksize ? clamp_min_absmax(am) : am;  // as quantize_4bit stores it
+    absmax[b] = len < blocksize ? bnb_absmax_divisor(am) : am;  // as quantize_4bit stores it
   }
 }
 
