@@ -31,10 +31,13 @@ inline constexpr size_t kDetailHead = 16;
 inline constexpr uint64_t kHeatmapCells = 256;
 
 // Statistics read a plain tensor (copied, cast or a GGUF block type) in pieces of at most
-// this many bytes of output, a quarter of the plan's: a browser tab then holds ~8 MiB of a
-// tensor at a time (input and values), whatever its size. Other pieces (gathered,
-// quantized schemes) keep the plan's size.
-inline constexpr uint64_t kStatsPieceBytes = 4u << 20;
+// this many bytes of output: a browser tab then holds ~3 MiB of a tensor at a time (the
+// read buffer, the input and the values), whatever its size. 4 MiB pieces held ~12 MiB and
+// took a 1 GiB tensor's detail to the edge of issue 17's 64 MiB (tests_js/browser/
+// detail-memory.test.mjs); natively the smaller pieces cost nothing measurable (amn stats
+// of a 256 MiB F32 tensor: 0.41 s either way). Other pieces (gathered, quantized schemes)
+// keep the plan's size.
+inline constexpr uint64_t kStatsPieceBytes = 1u << 20;
 
 enum class StatsDetail : uint8_t { cli, page };
 

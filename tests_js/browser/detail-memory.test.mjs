@@ -7,12 +7,12 @@
 // Before the detail opens, each renderer's peak (VmHWM) is reset to its current size
 // through /proc/PID/clear_refs; afterwards the new peak less that size is the growth.
 //
-// The bound is issue 17's: 64 MiB. The core holds ~8 MiB (a 4 MiB piece in and out); the
-// File is read through one BYOB stream into a reused buffer (npm/lib/sources.js blobFile),
-// so reading makes no garbage. Measured 46–61 MiB on a loaded 2-core machine: the WASM
-// heap's pages first touched, the read buffer, a 2 MiB data pipe per stream, V8's heap and
-// code paged in. (With `slice().arrayBuffer()` per piece it was 87–213 MiB, most of it
-// ArrayBuffers awaiting collection.) The measured growth is printed as a diagnostic line.
+// The bound is issue 17's: 64 MiB. The core holds ~2 MiB (a 1 MiB piece in and out); the
+// File is read through one BYOB stream into a reused buffer (npm/lib/sources.js blobFile).
+// Measured 48–54 MiB: ~12 MiB the dialog itself, ~3 MiB the pieces, ~20–27 MiB garbage
+// Chromium's Blob stream leaves per chunk until V8's next full collection (docs/web.md,
+// "Bounded detail"). (With 4 MiB pieces 62–69 MiB; with `slice().arrayBuffer()` per piece
+// 87–213 MiB.) The measured growth is printed as a diagnostic line.
 //   node --test tests_js/browser/detail-memory.test.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
