@@ -27,8 +27,8 @@ target_link_options(amn-core PRIVATE
   -sDYNAMIC_EXECUTION=0        # no eval/new Function: pages with a strict CSP load it
   -sTOTAL_STACK=1048576        # simdjson and the parsers stay well inside 1 MiB (3.1.6 spelling)
   -sASSERTIONS=0
-  -fexceptions                 # catching support for CLI11 in session/command_line.cpp only;
-                               # the rest of the core is built -fno-exceptions
+  # -fwasm-exceptions (CMakeLists.txt, every module): catching for CLI11 in
+  # session/command_line.cpp and std::regex; the rest of the core is built -fno-exceptions
 )
 
 # The package's ERROR_CODES, written from the module just linked (its errorCodes()), so the

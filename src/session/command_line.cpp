@@ -1,5 +1,7 @@
 #include "session/command_line.h"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "core/json.h"
@@ -190,11 +192,111 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   return r;
 }
 
-bool is_verb(const std::string& word) {
-  for (const char* v : {"parse", "inspect", "info", "remember", "dequantize", "convert", "forget", "quantize", "stats", "hash", "diff"}) {
-    if (word == v) return true;
+constexpr const char* kVerbNames[] = {"parse", "inspect", "remember", "convert", "forget", "stats", "hash", "diff"};
+
+// The words that name a verb (aliases too) and the verb's index in kVerbHelp.
+constexpr std::pair<const char*, int> kVerbWords[] = {
+    {"parse", 0}, {"inspect", 1}, {"info", 1},     {"remember", 2}, {"dequantize", 2}, {"convert", 3},
+    {"forget", 4}, {"quantize", 4}, {"stats", 5}, {"hash", 6},       {"diff", 7},
+};
+
+int verb_index(const std::string& word) {
+  for (const auto& [w, v] : kVerbWords) {
+    if (word == w) return v;
   }
-  return false;
+  return -1;
+}
+
+// Verb v's operands, options and footer (forget's lists the schemes: only for a help).
+void add_verb_options(int v, CLI::App* verb, Raw& raw, bool help) {
+  if (v == 7) {
+    verb->add_option("A", raw.path, "the first model (file, folder or *.index.json): the reference")->required();
+    verb->add_option("B", raw.other, "the second model, compared with A")->required();
+  } else {
+    verb->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
+  }
+  switch (v) {
+    case 0:
+    case 1:
+      add_flag(verb, OptionId::json, raw.json);
+      break;
+    case 2:
+      add(verb, OptionId::output, raw.output);
+      add(verb, OptionId::to, raw.to);
+      add_flag(verb, OptionId::cast_all, raw.cast_all);
+      add_writing(verb, raw);
+      break;
+    case 3:
+      add(verb, OptionId::format, raw.format)->required();
+      add(verb, OptionId::dtype, raw.dtype);
+      add(verb, OptionId::gguf_kv, raw.gguf_kv);
+      add(verb, OptionId::gguf_metadata, raw.gguf_metadata);
+      add(verb, OptionId::output, raw.output);
+      add_flag(verb, OptionId::cast_all, raw.cast_all);
+      add_writing(verb, raw);
+      add_gguf_split(verb, raw);
+      break;
+    case 4:
+      add(verb, OptionId::scheme, raw.scheme);
+      add(verb, OptionId::format, raw.format);
+      add_flag(verb, OptionId::pure, raw.pure);
+      add(verb, OptionId::output_tensor_type, raw.output_tensor_type);
+      add(verb, OptionId::token_embedding_type, raw.token_embedding_type);
+      add_flag(verb, OptionId::leave_output_tensor, raw.leave_output_tensor);
+      add(verb, OptionId::tensor_type, raw.tensor_types);
+      add(verb, OptionId::tensor_type_file, raw.tensor_type_file);
+      add(verb, OptionId::imatrix, raw.imatrix);
+      add(verb, OptionId::include_weights, raw.include_weights);
+      add(verb, OptionId::exclude_weights, raw.exclude_weights);
+      add_flag(verb, OptionId::allow_requantize, raw.allow_requantize);
+      add(verb, OptionId::gguf_kv, raw.gguf_kv);
+      add(verb, OptionId::output, raw.output);
+      add(verb, OptionId::blocksize, raw.blocksize);
+      add_flag(verb, OptionId::double_quant, raw.double_quant);
+      add(verb, OptionId::torch_threads, raw.torch_threads);
+      add(verb, OptionId::bits, raw.bits);
+      add(verb, OptionId::group_size, raw.group_size);
+      add(verb, OptionId::mode, raw.mode);
+      add(verb, OptionId::skip, raw.skip);
+      add(verb, OptionId::only, raw.only);
+      add_flag(verb, OptionId::strict, raw.strict);
+      add(verb, OptionId::like, raw.like);
+      add_flag(verb, OptionId::reuse_scales, raw.reuse_scales);
+      add_flag(verb, OptionId::json, raw.json);
+      add_writing(verb, raw);
+      add_gguf_split(verb, raw);
+      if (help) verb->footer(forget_footer());
+      break;
+    case 5:
+      verb->add_option("TENSOR", raw.tensors, "tensors to describe (default: every one; a quantized weight by its name)");
+      add_flag(verb, OptionId::json, raw.json)->description("print the statistics as JSON (docs/json-schema.md \"stats\")");
+      verb->footer("Values as the producer's dequantizer gives them (F32), streamed piece by piece:\n"
+                   "two passes, the histogram (" + std::to_string(kStatsBins) + " bins) over the first pass's range.\n");
+      break;
+    case 6: {
+      add_flag(verb, OptionId::json, raw.json)->description("print the digests as JSON (docs/json-schema.md \"hash\")");
+      auto* gguf_lines = add_flag(verb, OptionId::gguf_hash, raw.gguf_hash);
+      // gguf-hash's lines promise llama-gguf-hash's digests, which are of the stored bytes.
+      add_flag(verb, OptionId::dequantized, raw.dequantized)->excludes(gguf_lines);
+      verb->footer("Over the stored bytes of each tensor, as the file holds them (quantized: the blocks /\n"
+                   "parts as stored); the model's digests over every tensor's bytes in order, metadata left\n"
+                   "out. uuid: llama.cpp gguf-hash's UUIDv5 of those bytes. --dequantized: over the values\n"
+                   "instead (each tensor amn stats lists, as F32 little-endian; docs/cli.md \"Hash\").\n");
+      break;
+    }
+    case 7:
+      add_flag(verb, OptionId::json, raw.json)->description("print the comparison as JSON (docs/json-schema.md \"diff\")");
+      add_flag(verb, OptionId::exact_names, raw.exact_names);
+      verb->footer("Tensors are matched by name (a quantized weight by its logical name) and read as F32,\n"
+                   "both sides streamed piece by piece. A GGUF of a llama, qwen2 or qwen3 model against a\n"
+                   "Hugging Face-named one is matched through llama.cpp's renaming (blk.0.attn_q.weight =\n"
+                   "model.layers.0.self_attn.q_proj.weight), llama's q / k rows put back in one order.\n"
+                   "Exit status: 0 every tensor identical, 3 something differs, 1 an error, 2 a misuse.\n");
+      break;
+    default:
+      break;
+  }
+  add_limits(verb, raw);
 }
 
 }  // namespace
@@ -204,108 +306,33 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   Raw raw;
   CLI::App app{"amn (anamnesis): inspect tensor files and recover full precision from them", "amn"};
   app.require_subcommand(1, 1);
-  app.footer(footer());
   bool version = false;
   app.add_flag("--version", version, "Display program version information and exit");
 
+  // When the first word names a verb, only that verb gets its options: CLI11 builds every
+  // option it is given, and the Node CLI runs this in WASM on every start, where building
+  // all eight verbs' ~80 options (and compiling the code that does) cost a cold
+  // `npx amn inspect` ~10 ms. Options of other verbs would be refused under this verb
+  // anyway. Otherwise (--help, --version, a misuse) everything is built, for the help.
+  // The footers that list formats and schemes are written only when a help may be printed
+  // (CLI11 prints one only for -h / --help / --help-all); a verb's help ends with the top
+  // level's footer (a subcommand copies its parent's when added), unless it has its own.
+  const int named = args.empty() ? -1 : verb_index(args[0]);
+  const bool help = named < 0 || std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "-h" || a == "--help" || a == "--help-all";
+  });
+  if (help) app.footer(footer());
   CLI::App* verbs[8];
-  verbs[0] = app.add_subcommand("parse", kVerbHelp[0]);
-  verbs[1] = app.add_subcommand("inspect", kVerbHelp[1]);
-  verbs[1]->alias("info");
-  for (int v = 0; v < 2; ++v) {
-    verbs[v]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-    add_flag(verbs[v], OptionId::json, raw.json);
-    add_limits(verbs[v], raw);
+  for (int v = 0; v < 8; ++v) {
+    verbs[v] = app.add_subcommand(kVerbNames[v], kVerbHelp[v]);
+    if (v == 1) verbs[v]->alias("info");
+    if (v == 2) verbs[v]->alias("dequantize");
+    if (v == 4) verbs[v]->alias("quantize");
+    if (named < 0 || named == v) add_verb_options(v, verbs[v], raw, help);
   }
-  verbs[2] = app.add_subcommand("remember", kVerbHelp[2]);
-  verbs[2]->alias("dequantize");
-  verbs[2]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-  add(verbs[2], OptionId::output, raw.output);
-  add(verbs[2], OptionId::to, raw.to);
-  add_flag(verbs[2], OptionId::cast_all, raw.cast_all);
-  add_writing(verbs[2], raw);
-  add_limits(verbs[2], raw);
-
-  verbs[3] = app.add_subcommand("convert", kVerbHelp[3]);
-  verbs[3]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-  add(verbs[3], OptionId::format, raw.format)->required();
-  add(verbs[3], OptionId::dtype, raw.dtype);
-  add(verbs[3], OptionId::gguf_kv, raw.gguf_kv);
-  add(verbs[3], OptionId::gguf_metadata, raw.gguf_metadata);
-  add(verbs[3], OptionId::output, raw.output);
-  add_flag(verbs[3], OptionId::cast_all, raw.cast_all);
-  add_writing(verbs[3], raw);
-  add_gguf_split(verbs[3], raw);
-  add_limits(verbs[3], raw);
-
-  verbs[4] = app.add_subcommand("forget", kVerbHelp[4]);
-  verbs[4]->alias("quantize");
-  verbs[4]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-  add(verbs[4], OptionId::scheme, raw.scheme);
-  add(verbs[4], OptionId::format, raw.format);
-  add_flag(verbs[4], OptionId::pure, raw.pure);
-  add(verbs[4], OptionId::output_tensor_type, raw.output_tensor_type);
-  add(verbs[4], OptionId::token_embedding_type, raw.token_embedding_type);
-  add_flag(verbs[4], OptionId::leave_output_tensor, raw.leave_output_tensor);
-  add(verbs[4], OptionId::tensor_type, raw.tensor_types);
-  add(verbs[4], OptionId::tensor_type_file, raw.tensor_type_file);
-  add(verbs[4], OptionId::imatrix, raw.imatrix);
-  add(verbs[4], OptionId::include_weights, raw.include_weights);
-  add(verbs[4], OptionId::exclude_weights, raw.exclude_weights);
-  add_flag(verbs[4], OptionId::allow_requantize, raw.allow_requantize);
-  add(verbs[4], OptionId::gguf_kv, raw.gguf_kv);
-  add(verbs[4], OptionId::output, raw.output);
-  add(verbs[4], OptionId::blocksize, raw.blocksize);
-  add_flag(verbs[4], OptionId::double_quant, raw.double_quant);
-  add(verbs[4], OptionId::torch_threads, raw.torch_threads);
-  add(verbs[4], OptionId::bits, raw.bits);
-  add(verbs[4], OptionId::group_size, raw.group_size);
-  add(verbs[4], OptionId::mode, raw.mode);
-  add(verbs[4], OptionId::skip, raw.skip);
-  add(verbs[4], OptionId::only, raw.only);
-  add_flag(verbs[4], OptionId::strict, raw.strict);
-  add(verbs[4], OptionId::like, raw.like);
-  add_flag(verbs[4], OptionId::reuse_scales, raw.reuse_scales);
-  add_flag(verbs[4], OptionId::json, raw.json);
-  add_writing(verbs[4], raw);
-  add_gguf_split(verbs[4], raw);
-  add_limits(verbs[4], raw);
-  verbs[4]->footer(forget_footer());
-
-  verbs[5] = app.add_subcommand("stats", kVerbHelp[5]);
-  verbs[5]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-  verbs[5]->add_option("TENSOR", raw.tensors, "tensors to describe (default: every one; a quantized weight by its name)");
-  add_flag(verbs[5], OptionId::json, raw.json)->description("print the statistics as JSON (docs/json-schema.md \"stats\")");
-  add_limits(verbs[5], raw);
-  verbs[5]->footer("Values as the producer's dequantizer gives them (F32), streamed piece by piece:\n"
-                   "two passes, the histogram (" + std::to_string(kStatsBins) + " bins) over the first pass's range.\n");
-
-  verbs[6] = app.add_subcommand("hash", kVerbHelp[6]);
-  verbs[6]->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
-  add_flag(verbs[6], OptionId::json, raw.json)->description("print the digests as JSON (docs/json-schema.md \"hash\")");
-  auto* gguf_lines = add_flag(verbs[6], OptionId::gguf_hash, raw.gguf_hash);
-  // gguf-hash's lines promise llama-gguf-hash's digests, which are of the stored bytes.
-  add_flag(verbs[6], OptionId::dequantized, raw.dequantized)->excludes(gguf_lines);
-  add_limits(verbs[6], raw);
-  verbs[6]->footer("Over the stored bytes of each tensor, as the file holds them (quantized: the blocks /\n"
-                   "parts as stored); the model's digests over every tensor's bytes in order, metadata left\n"
-                   "out. uuid: llama.cpp gguf-hash's UUIDv5 of those bytes. --dequantized: over the values\n"
-                   "instead (each tensor amn stats lists, as F32 little-endian; docs/cli.md \"Hash\").\n");
-
-  verbs[7] = app.add_subcommand("diff", kVerbHelp[7]);
-  verbs[7]->add_option("A", raw.path, "the first model (file, folder or *.index.json): the reference")->required();
-  verbs[7]->add_option("B", raw.other, "the second model, compared with A")->required();
-  add_flag(verbs[7], OptionId::json, raw.json)->description("print the comparison as JSON (docs/json-schema.md \"diff\")");
-  add_flag(verbs[7], OptionId::exact_names, raw.exact_names);
-  add_limits(verbs[7], raw);
-  verbs[7]->footer("Tensors are matched by name (a quantized weight by its logical name) and read as F32,\n"
-                   "both sides streamed piece by piece. A GGUF of a llama, qwen2 or qwen3 model against a\n"
-                   "Hugging Face-named one is matched through llama.cpp's renaming (blk.0.attn_q.weight =\n"
-                   "model.layers.0.self_attn.q_proj.weight), llama's q / k rows put back in one order.\n"
-                   "Exit status: 0 every tensor identical, 3 something differs, 1 an error, 2 a misuse.\n");
 
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
-  if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_verb(args[0])) {
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-' && named < 0) {
     out.text = "unknown subcommand: " + args[0];
     return out;
   }
