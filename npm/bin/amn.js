@@ -7,7 +7,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { AmnError, loadCoreForCli, open } from '../node.js';
-import { isOllamaSpec, resolveOllama } from '../lib/ollama.js';
+import { isOllamaSpec } from '../lib/sources.js';
 import { DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW } from '../lib/model.js';
 import { amnErrorOf } from '../lib/errors.js';
 
@@ -27,6 +27,7 @@ process.stdout.on('error', (err) => {
 // Where the input lives (the core turns it into a stem and output folders).
 async function inputPlace(M, path) {
   if (isOllamaSpec(path)) {  // outputs to the current folder, never into Ollama's blobs/
+    const { resolveOllama } = await import('../lib/ollama.js');  // loaded only for ollama: inputs
     const { blob, stem } = await resolveOllama(path);
     return { place: { stem, folder: '.', folderOutputParent: '.' }, inputFolder: blob.slice(0, blob.lastIndexOf('/')), local: true };
   }

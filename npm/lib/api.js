@@ -1,7 +1,6 @@
 // The public API, built once per entry point (index.js for browsers, node.js for Node)
 // from a core loader and the environment's extra sources and sinks.
 import { AmnError } from './errors.js';
-import { diffModels } from './diff.js';
 import { openModel } from './open.js';
 
 export function makeApi({ instantiate, resolveExtra, openSink }) {
@@ -26,7 +25,7 @@ export function makeApi({ instantiate, resolveExtra, openSink }) {
     /** Compares two models (open Models, or sources open() takes) tensor by tensor:
      *  {identical, tensors: [{name, status, max_abs_diff, mae, rmse, cosine, snr_db, ...}]}
      *  (docs/json-schema.md "diff"); `text: true` adds the CLI's table as `text`. */
-    diff: (a, b, options = {}) => diffModels(open, a, b, options),
+    diff: async (a, b, options = {}) => (await import('./diff.js')).diffModels(open, a, b, options),
     version: async () => (await loadCore()).version(),
     implementation: async () => (await loadCore()).activeImpl(),
     /** The schemes forget() knows, from the core: [{ name, producer, available }]. */

@@ -3,9 +3,7 @@
 // ollama/ollama they follow). Each step names a path to examine (and, for the manifest,
 // to read); the native CLI's src/cli/ollama.cpp is the same loop.
 import { readFile, stat } from 'node:fs/promises';
-import { coreIsOllamaSpec, ollamaStep } from './sources.js';
-
-export const isOllamaSpec = (s) => typeof s === 'string' && coreIsOllamaSpec(s);
+import { ollamaStep } from './sources.js';
 
 // The C library's wording for what stat/read report, as the native CLI prints it.
 const why = (err) => ({ EACCES: 'Permission denied', EPERM: 'Operation not permitted', EIO: 'Input/output error',

@@ -3,7 +3,6 @@
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
 import { FileTable, drive } from './session.js';
 import { Model } from './model.js';
-import { hubRepo, hubSource } from './hub.js';
 import { blobFile, fetchWithHeaders, fileListSource, isUrl, memoryFile, urlSource, useCore } from './sources.js';
 
 // Limits go to the core as given (camelCase, or ParseLimits' snake_case): it checks them
@@ -29,9 +28,11 @@ export function resolveSource(source, options, extra) {
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
     if (typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
     const withHeaders = fetchWithHeaders(fetchFn, options);
-    const hub = hubRepo(url, options.hubEndpoint);  // https://huggingface.co/ORG/REPO: a folder
-    if (hub) return hubSource(hub, { fetch: withHeaders, signal: options.signal });
-    return urlSource(url, { fetch: withHeaders, signal: options.signal, config: options.config !== false });
+    return import('./hub.js').then(({ hubRepo, hubSource }) => {
+      const hub = hubRepo(url, options.hubEndpoint);  // https://huggingface.co/ORG/REPO: a folder
+      if (hub) return hubSource(hub, { fetch: withHeaders, signal: options.signal });
+      return urlSource(url, { fetch: withHeaders, signal: options.signal, config: options.config !== false });
+    });
   }
   const resolved = extra ? extra(source, options) : null;
   const refuse = () => new AmnError('invalid_argument', 'open(): source must be an ArrayBuffer, Uint8Array, Blob/File, array of Files or an http(s) URL'

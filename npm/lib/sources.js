@@ -150,7 +150,7 @@ const loaded = () => {
 };
 export const isUrl = (s) => loaded().isUrl(s);
 export const entryIsIndex = (name) => loaded().entryIsIndex(name);
-export const coreIsOllamaSpec = (s) => loaded().isOllamaSpec(s);
+export const isOllamaSpec = (s) => typeof s === 'string' && loaded().isOllamaSpec(s);
 // One step of resolving an `ollama:` name (npm/lib/ollama.js drives the loop).
 export function ollamaStep(facts, manifest) {
   const st = JSON.parse(loaded().ollamaStep(JSON.stringify(facts), manifest));
