@@ -192,41 +192,37 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
   return r;
 }
 
-constexpr const char* kVerbNames[] = {"parse", "inspect", "remember", "convert", "forget", "stats", "hash", "diff"};
+// Each verb's other name (its subcommand alias), in Verb order; its name is verb_name's.
+constexpr const char* kVerbAlias[] = {nullptr, "info", "dequantize", nullptr, "quantize", nullptr, nullptr, nullptr};
 
-// The words that name a verb (aliases too) and the verb's index in kVerbHelp.
-constexpr std::pair<const char*, int> kVerbWords[] = {
-    {"parse", 0}, {"inspect", 1}, {"info", 1},     {"remember", 2}, {"dequantize", 2}, {"convert", 3},
-    {"forget", 4}, {"quantize", 4}, {"stats", 5}, {"hash", 6},       {"diff", 7},
-};
-
+// The verb (index in Verb order) a word names, by name or alias; -1 for none.
 int verb_index(const std::string& word) {
-  for (const auto& [w, v] : kVerbWords) {
-    if (word == w) return v;
+  for (int v = 0; v < 8; ++v) {
+    if (word == verb_name(static_cast<Verb>(v)) || (kVerbAlias[v] && word == kVerbAlias[v])) return v;
   }
   return -1;
 }
 
-// Verb v's operands, options and footer (forget's lists the schemes: only for a help).
-void add_verb_options(int v, CLI::App* verb, Raw& raw, bool help) {
-  if (v == 7) {
+// A verb's operands, options and footer (forget's lists the schemes: only for a help).
+void add_verb_options(Verb v, CLI::App* verb, Raw& raw, bool help) {
+  if (v == Verb::diff) {
     verb->add_option("A", raw.path, "the first model (file, folder or *.index.json): the reference")->required();
     verb->add_option("B", raw.other, "the second model, compared with A")->required();
   } else {
     verb->add_option("PATH", raw.path, "model file, folder or *.index.json")->required();
   }
   switch (v) {
-    case 0:
-    case 1:
+    case Verb::parse:
+    case Verb::inspect:
       add_flag(verb, OptionId::json, raw.json);
       break;
-    case 2:
+    case Verb::remember:
       add(verb, OptionId::output, raw.output);
       add(verb, OptionId::to, raw.to);
       add_flag(verb, OptionId::cast_all, raw.cast_all);
       add_writing(verb, raw);
       break;
-    case 3:
+    case Verb::convert:
       add(verb, OptionId::format, raw.format)->required();
       add(verb, OptionId::dtype, raw.dtype);
       add(verb, OptionId::gguf_kv, raw.gguf_kv);
@@ -236,7 +232,7 @@ void add_verb_options(int v, CLI::App* verb, Raw& raw, bool help) {
       add_writing(verb, raw);
       add_gguf_split(verb, raw);
       break;
-    case 4:
+    case Verb::forget:
       add(verb, OptionId::scheme, raw.scheme);
       add(verb, OptionId::format, raw.format);
       add_flag(verb, OptionId::pure, raw.pure);
@@ -267,13 +263,13 @@ void add_verb_options(int v, CLI::App* verb, Raw& raw, bool help) {
       add_gguf_split(verb, raw);
       if (help) verb->footer(forget_footer());
       break;
-    case 5:
+    case Verb::stats:
       verb->add_option("TENSOR", raw.tensors, "tensors to describe (default: every one; a quantized weight by its name)");
       add_flag(verb, OptionId::json, raw.json)->description("print the statistics as JSON (docs/json-schema.md \"stats\")");
       verb->footer("Values as the producer's dequantizer gives them (F32), streamed piece by piece:\n"
                    "two passes, the histogram (" + std::to_string(kStatsBins) + " bins) over the first pass's range.\n");
       break;
-    case 6: {
+    case Verb::hash: {
       add_flag(verb, OptionId::json, raw.json)->description("print the digests as JSON (docs/json-schema.md \"hash\")");
       auto* gguf_lines = add_flag(verb, OptionId::gguf_hash, raw.gguf_hash);
       // gguf-hash's lines promise llama-gguf-hash's digests, which are of the stored bytes.
@@ -284,7 +280,7 @@ void add_verb_options(int v, CLI::App* verb, Raw& raw, bool help) {
                    "instead (each tensor amn stats lists, as F32 little-endian; docs/cli.md \"Hash\").\n");
       break;
     }
-    case 7:
+    case Verb::diff:
       add_flag(verb, OptionId::json, raw.json)->description("print the comparison as JSON (docs/json-schema.md \"diff\")");
       add_flag(verb, OptionId::exact_names, raw.exact_names);
       verb->footer("Tensors are matched by name (a quantized weight by its logical name) and read as F32,\n"
@@ -292,8 +288,6 @@ void add_verb_options(int v, CLI::App* verb, Raw& raw, bool help) {
                    "Hugging Face-named one is matched through llama.cpp's renaming (blk.0.attn_q.weight =\n"
                    "model.layers.0.self_attn.q_proj.weight), llama's q / k rows put back in one order.\n"
                    "Exit status: 0 every tensor identical, 3 something differs, 1 an error, 2 a misuse.\n");
-      break;
-    default:
       break;
   }
   add_limits(verb, raw);
@@ -324,11 +318,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   if (help) app.footer(footer());
   CLI::App* verbs[8];
   for (int v = 0; v < 8; ++v) {
-    verbs[v] = app.add_subcommand(kVerbNames[v], kVerbHelp[v]);
-    if (v == 1) verbs[v]->alias("info");
-    if (v == 2) verbs[v]->alias("dequantize");
-    if (v == 4) verbs[v]->alias("quantize");
-    if (named < 0 || named == v) add_verb_options(v, verbs[v], raw, help);
+    verbs[v] = app.add_subcommand(std::string(verb_name(static_cast<Verb>(v))), kVerbHelp[v]);
+    if (kVerbAlias[v]) verbs[v]->alias(kVerbAlias[v]);
+    if (named < 0 || named == v) add_verb_options(static_cast<Verb>(v), verbs[v], raw, help);
   }
 
   // An unknown verb is named as such (CLI11 would only say a subcommand is required).
