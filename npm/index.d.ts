@@ -351,6 +351,9 @@ export interface ConvertOptions {
   splitMaxSize?: number | string;
   /** GGUF output split as gguf-split --split-max-tensors: at most this many tensors a file. */
   splitMaxTensors?: number;
+  /** GGUF output of a split GGUF input: one file per input file, as llama-quantize --keep-split
+   *  (a folder of <name>-00001-of-00003.gguf files). */
+  keepSplit?: boolean;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
 }
@@ -464,6 +467,11 @@ export interface ForgetOptions {
   splitMaxSize?: number | string;
   /** GGUF: split as gguf-split --split-max-tensors. */
   splitMaxTensors?: number;
+  /** GGUF of a split GGUF input: one file per input file (llama-quantize --keep-split). */
+  keepSplit?: boolean;
+  /** GGUF: leave out these layers (blk.N), renumber the later ones and set block_count
+   *  (llama-quantize --prune-layers; [1, 5] or "1,5"). */
+  pruneLayers?: number[] | string;
   overwrite?: boolean;
   sync?: boolean;
   /** The native CLI's --threads: checked (a positive integer) and accepted, but this
@@ -555,7 +563,7 @@ export declare class Model {
    *  the folder's model may be several files; `name`: its default name. */
   outputLayout(options?: { to?: 'safetensors' | 'gguf'; dtype?: 'bf16' | 'f16' | 'f32'; castAll?: boolean;
     verb?: 'convert' | 'remember' | 'forget'; scheme?: string; shards?: 'input' | 1; maxShardSize?: number | string;
-    splitMaxSize?: number | string; splitMaxTensors?: number }): { folder: boolean; sharded: boolean; name: string };
+    splitMaxSize?: number | string; splitMaxTensors?: number; keepSplit?: boolean }): { folder: boolean; sharded: boolean; name: string };
   /** Frees the core session and closes files. */
   close(): Promise<void>;
   /** close(), for `await using model = await open(…)`. */

@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "formats/gguf/describe.h"
+#include "formats/gguf/parse.h"
 #include "session/open.h"
 #include "session/request.h"
 #include "session/session.h"
@@ -290,4 +291,213 @@ TEST_CASE("forget --to gguf --allow-requantize goes through F32 as llama-quantiz
   // With it: llama-quantize --allow-requantize's output, Q5_0 and Q6_K tensors it kept as they were included.
   check_same_tensors(read_file(fixture_path("gguf_ftype/tiny-Q4_K_M-requant-Q3_K_M.gguf")),
                      forget(R"({"to":"gguf","scheme":"Q3_K_M","allowRequantize":true})", q4));
+}
+
+namespace {
+
+GgufFile header_of(const std::vector<uint8_t>& file);
+
+// llama-quantize --prune-layers 1 against amn's: the same tensors, each of the same type,
+// llama.block_count 2 in both, and the bytes of every tensor that keeps its name. The
+// renumbered layer (old 2, now 1) is checked against `unpruned` (llama-quantize without
+// the option): llama-quantize at the pinned commit loads a renumbered tensor's data by its
+// new name (llama_model_loader::load_data_for), so its blk.1 holds the pruned layer 1's
+// data (README.md); amn's holds layer 2's, which the unpruned file quantized alike.
+void check_pruned(const std::vector<uint8_t>& want_file, const std::vector<uint8_t>& got_file, const std::vector<uint8_t>& unpruned_file) {
+  const auto want = tensors_of(want_file), got = tensors_of(got_file), unpruned = tensors_of(unpruned_file);
+  REQUIRE(got.size() == want.size());
+  size_t renumbered = 0;
+  for (const auto& [name, w] : want) {
+    INFO(name);
+    REQUIRE(got.count(name) == 1);
+    CHECK(got.at(name).type == w.type);
+    if (name.rfind("blk.1.", 0) != 0) {
+      CHECK(got.at(name).bytes == w.bytes);
+      continue;
+    }
+    const auto& old = unpruned.at("blk.2." + name.substr(6));
+    if (old.type != w.type) continue;  // the type depends on the layer (use_more_bits)
+    CHECK(got.at(name).bytes == old.bytes);
+    ++renumbered;
+  }
+  CHECK(renumbered >= 6);
+  for (const auto* file : {&want_file, &got_file}) {
+    FileSet set;
+    set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(*file)));
+    auto m = open_model(set, {});
+    REQUIRE(m);
+    const GgufValue* v = static_cast<const GgufState&>(*m->format_state).header.find("llama.block_count");
+    REQUIRE(v);
+    CHECK(v->as_uint().value_or(0) == 2);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("forget --to gguf --prune-layers prunes and renumbers as llama-quantize", "[forget][gguf][ftype][prune]") {
+  // llama-quantize --prune-layers 1 (README.md): layer 1 of 3 left out, layer 2 becomes 1.
+  SECTION("Q4_K_M") {
+    const auto want = read_file(fixture_path("gguf_ftype/tiny-Q4_K_M-prune-1.gguf"));
+    const auto unpruned = read_file(fixture_path("gguf_ftype/tiny-Q4_K_M.gguf"));
+    check_pruned(want, forget(R"({"to":"gguf","scheme":"Q4_K_M","pruneLayers":[1]})"), unpruned);
+    // Why blk.1's bytes are not compared with llama-quantize's: they are the pruned layer's.
+    CHECK(tensors_of(want).at("blk.1.ffn_up.weight").bytes == tensors_of(unpruned).at("blk.1.ffn_up.weight").bytes);
+  }
+  SECTION("IQ4_XS with an importance matrix: the renumbered layer takes its old layer's entries") {
+    const auto want = read_file(fixture_path("gguf_ftype/tiny-imatrix-IQ4_XS-prune-1.gguf"));
+    const auto got = forget(R"({"to":"gguf","scheme":"IQ4_XS","imatrix":"tiny.imatrix.gguf","pruneLayers":"1"})", kInput,
+                            "gguf_ftype/tiny.imatrix.gguf");
+    check_pruned(want, got, read_file(fixture_path("gguf_ftype/tiny-imatrix-IQ4_XS.gguf")));
+    // The matrix's KVs count its entries before the pruning, as llama-quantize's do.
+    CHECK(imatrix_kvs(got) == imatrix_kvs(want));
+  }
+  SECTION("per-layer arrays lose the pruned layers' elements (llama-quantize keeps them whole)") {
+    // The input with a per-layer head_count_kv, written by amn convert.
+    const auto f16 = read_file(fixture_path(kInput));
+    Session c("");
+    c.add_file("tiny.gguf", f16.size());
+    REQUIRE(feed(c, f16, [&] { return c.parse(); }));
+    REQUIRE(c.plan_convert(R"({"to":"gguf","ggufKv":["llama.attention.head_count_kv:ARRAY[UINT32]=[1,2,3]","llama.context_length=7"]})"));
+    std::vector<uint8_t> input = c.output_header();
+    for (size_t i = 0; i < c.piece_count(); ++i) {
+      REQUIRE(feed(c, f16, [&] { return c.run_piece(i); }));
+      input.insert(input.end(), c.piece_output().begin(), c.piece_output().end());
+      c.release_data();
+    }
+    Session s("");
+    s.add_file("layers.gguf", input.size());
+    REQUIRE(feed(s, input, [&] { return s.parse(); }));
+    REQUIRE(s.plan_forget(R"({"to":"gguf","scheme":"Q8_0","pruneLayers":[1]})"));
+    const GgufFile out = header_of(amn::test::planned_output(s, input));
+    const GgufValue* heads = out.find("llama.attention.head_count_kv");
+    REQUIRE(heads);
+    REQUIRE(heads->count == 2);
+    CHECK(heads->uint_at(0) == 1);
+    CHECK(heads->uint_at(1) == 3);
+    CHECK(out.find("llama.block_count")->as_uint() == 2u);
+    CHECK(out.find("llama.context_length")->as_uint() == 7u);  // not an array: as it was
+  }
+  SECTION("bad lists are refused") {
+    const auto file = read_file(fixture_path(kInput));
+    Session s("");
+    s.add_file("tiny.gguf", file.size());
+    REQUIRE(feed(s, file, [&] { return s.parse(); }));
+    for (const char* bad : {R"("1,x")", R"("1,,2")", R"([-1])", R"([1.5])", R"("")", R"(true)"}) {
+      INFO(bad);
+      auto e = s.plan_forget(std::string(R"({"to":"gguf","scheme":"Q4_K_M","pruneLayers":)") + bad + "}");
+      REQUIRE(!e);
+      CHECK(e.error().code == ErrorCode::invalid_argument);
+      CHECK(e.error().message.find("pruneLayers") != std::string::npos);
+    }
+    auto e = s.plan_forget(R"({"scheme":"nf4","pruneLayers":[1]})");
+    REQUIRE(!e);
+    CHECK(e.error().message.find("GGUF output") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Runs `step` until it stops asking for bytes, feeding each range from files[r.file].
+Status feed_files(Session& s, const std::vector<std::vector<uint8_t>>& files, const std::function<Status()>& step) {
+  for (int round = 0; round < 8; ++round) {
+    Status st = step();
+    if (st || st.error().code != ErrorCode::need_bytes) return st;
+    for (const auto& r : st.error().need_bytes) {
+      SparseSource::Buffer b(static_cast<uint8_t*>(std::malloc(r.length)), [](uint8_t* p) { std::free(p); });
+      std::memcpy(b.get(), files.at(r.file).data() + r.offset, r.length);
+      REQUIRE(s.add_bytes(r.file, r.offset, std::move(b), r.length));
+    }
+  }
+  return make_error(ErrorCode::internal, "too many rounds");
+}
+
+// One GGUF file's header alone (a split file opens as a model only with its set).
+GgufFile header_of(const std::vector<uint8_t>& file) {
+  FileSet set;
+  set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));
+  auto g = parse_gguf(set, 0, {});
+  REQUIRE(g);
+  return std::move(g).value();
+}
+
+// The split KVs of a GGUF, "key=TYPE:value" in file order.
+std::string split_kvs(const GgufFile& g) {
+  std::string out;
+  for (const auto& [key, v] : g.kv) {
+    if (key.rfind("split.", 0) != 0) continue;
+    const int64_t n = v.type == GgufType::INT32 ? v.as_int().value_or(-1) : static_cast<int64_t>(v.as_uint().value_or(0));
+    out += key + "=" + std::string(gguf_type_name(v.type)) + ":" + std::to_string(n) + "\n";
+  }
+  return out;
+}
+
+// Name -> (type, bytes) of one GGUF file's tensors, in file order.
+std::vector<std::pair<std::string, std::pair<GgmlType, std::vector<uint8_t>>>> file_tensors(const std::vector<uint8_t>& file) {
+  const GgufFile g = header_of(file);
+  std::vector<std::pair<std::string, std::pair<GgmlType, std::vector<uint8_t>>>> out;
+  for (const auto& t : g.tensors) {
+    const auto begin = file.begin() + static_cast<std::ptrdiff_t>(g.data_offset + t.offset);
+    out.push_back({t.name, {t.type, std::vector<uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(t.nbytes))}});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("forget --to gguf --keep-split writes llama-quantize's split files", "[forget][gguf][ftype][split]") {
+  // gguf-split cut the tied model into three files; llama-quantize --keep-split quantized
+  // them into three (README.md): the same tensors in each, split.* in llama-quantize's order.
+  std::vector<std::vector<uint8_t>> inputs;
+  Session s("");
+  for (int k = 1; k <= 3; ++k) {
+    inputs.push_back(read_file(fixture_path("gguf_ftype/tiny-tied-split-0000" + std::to_string(k) + "-of-00003.gguf")));
+    s.add_file("tiny-tied-split-0000" + std::to_string(k) + "-of-00003.gguf", inputs.back().size());
+  }
+  REQUIRE(feed_files(s, inputs, [&] { return s.parse(); }));
+  REQUIRE(s.plan_forget(R"({"to":"gguf","scheme":"Q4_K_M","keepSplit":true,"output":"out"})", nullptr, "per_file"));
+  for (size_t i = 0; i < s.prepare_count(); ++i) REQUIRE(feed_files(s, inputs, [&] { return s.run_prepare(i); }));
+  REQUIRE(s.finish_prepared());
+  simdjson::dom::parser parser;
+  const std::string info = s.shards_info_json();
+  simdjson::dom::array files;
+  REQUIRE(!parser.parse(info).get_object()["files"].get_array().get(files));
+  REQUIRE(files.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    std::string_view name;
+    REQUIRE(!files.at(k)["name"].get_string().get(name));
+    CHECK(name == "out-0000" + std::to_string(k + 1) + "-of-00003.gguf");
+    REQUIRE(s.select_shard(k));
+    std::vector<uint8_t> got = s.output_header();
+    for (size_t i = 0; i < s.piece_count(); ++i) {
+      REQUIRE(feed_files(s, inputs, [&] { return s.run_piece(i); }));
+      got.insert(got.end(), s.piece_output().begin(), s.piece_output().end());
+      s.release_data();
+    }
+    const auto want = read_file(fixture_path("gguf_ftype/tiny-tied-Q4_K_M-keep-split-0000" + std::to_string(k + 1) + "-of-00003.gguf"));
+    INFO("file " << k + 1);
+    // The same tensors in the same order (the input file's), of the same types and bytes.
+    const auto w = file_tensors(want), g = file_tensors(got);
+    REQUIRE(g.size() == w.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      INFO(w[i].first);
+      CHECK(g[i].first == w[i].first);
+      CHECK(g[i].second.first == w[i].second.first);
+      CHECK(g[i].second.second == w[i].second.second);
+    }
+    CHECK(split_kvs(header_of(got)) == split_kvs(header_of(want)));
+    CHECK(!split_kvs(header_of(got)).empty());
+  }
+}
+
+TEST_CASE("forget --to gguf --imatrix weighs each expert of a 3-D weight with its own entry", "[forget][gguf][ftype][imatrix]") {
+  // llama-quantize --imatrix tiny-moe.imatrix.gguf on a mixture of experts (README.md):
+  // ffn_*_exps hold two experts, the matrix one row of weights per expert.
+  const std::string input = "gguf_ftype/tiny_moe_f16.gguf";
+  const auto want = read_file(fixture_path("gguf_ftype/tiny-moe-imatrix-Q4_K_M.gguf"));
+  const auto got = forget(R"({"to":"gguf","scheme":"Q4_K_M","imatrix":"tiny-moe.imatrix.gguf"})", input,
+                          "gguf_ftype/tiny-moe.imatrix.gguf");
+  check_same_tensors(want, got);
+  // Else the case could pass without the experts' entries: without the matrix they differ.
+  const auto plain = tensors_of(forget(R"({"to":"gguf","scheme":"Q4_K_M"})", input));
+  CHECK(plain.at("blk.0.ffn_up_exps.weight").bytes != tensors_of(want).at("blk.0.ffn_up_exps.weight").bytes);
 }

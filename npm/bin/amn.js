@@ -195,7 +195,7 @@ async function runConvert(M, cmd) {
         to: req.to, dtype: req.dtype ?? undefined, castAll: req.castAll, ggufKv: req.ggufKv, ggufMetadata,
         sink: target, overwrite: req.force, sync: req.sync,
         shards: req.shards ?? undefined, maxShardSize: req.maxShardSize ?? undefined,
-        splitMaxSize: req.splitMaxSize ?? undefined, splitMaxTensors: req.splitMaxTensors ?? undefined,
+        splitMaxSize: req.splitMaxSize ?? undefined, splitMaxTensors: req.splitMaxTensors ?? undefined, keepSplit: req.keepSplit,
         onProgress: (p) => bar.update(p), signal: controller.signal,
       });
     } catch (err) {

@@ -234,7 +234,7 @@ export class Model {
    *  `shards: 'input'`) goes to `openShard(name)` for each file, or in Node to a folder
    *  path, written atomically. */
   async convert({ to = 'safetensors', dtype, castAll = false, ggufKv, ggufMetadata, sink, overwrite = false,
-    sync = true, threads, shards, maxShardSize, splitMaxSize, splitMaxTensors, openShard, onProgress, signal } = {}) {
+    sync = true, threads, shards, maxShardSize, splitMaxSize, splitMaxTensors, keepSplit = false, openShard, onProgress, signal } = {}) {
     if (openShard !== undefined && typeof openShard !== 'function') {
       throw new AmnError('invalid_argument', 'convert(): openShard must be a function (name) => sink');
     }
@@ -249,7 +249,7 @@ export class Model {
     const request = {
       to, dtype: dtype ?? null, castAll, ggufKv: ggufKv ?? null, ggufMetadata: ggufMetadata ?? null,
       shards: shards ?? null, maxShardSize: maxShardSize ?? null, splitMaxSize: splitMaxSize ?? null,
-      splitMaxTensors: splitMaxTensors ?? null, output: path === null ? null : String(path), threads: threads ?? null,
+      splitMaxTensors: splitMaxTensors ?? null, keepSplit, output: path === null ? null : String(path), threads: threads ?? null,
     };
     const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
     const layout = this.#outputPlan(request, destination);
@@ -293,7 +293,7 @@ export class Model {
   async forget({ scheme, to, pure = false, outputTensorType, tokenEmbeddingType, leaveOutputTensor = false, tensorType, tensorTypeFile, imatrix, imatrixName,
     includeWeights, excludeWeights, allowRequantize = false, ggufKv,
     ggufMetadata, blocksize, doubleQuant = false, torchThreads, bits, groupSize, mode, skip, only, shards, maxShardSize, splitMaxSize,
-    splitMaxTensors, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, threads, openShard, onProgress,
+    splitMaxTensors, keepSplit = false, pruneLayers, strict = false, like, reuseScales = false, sink, overwrite = false, sync = true, threads, openShard, onProgress,
     signal } = {}) {
     if (like !== undefined && like !== null && !(like instanceof Model)) {
       throw new AmnError('invalid_argument', 'forget(): like must be an open Model (await open(reference))');
@@ -315,7 +315,8 @@ export class Model {
       tensorType: tensorType ?? null, tensorTypeFile: types ? types.name : null,
       ggufMetadata: ggufMetadata ?? null, blocksize: blocksize ?? null, doubleQuant, torchThreads: torchThreads ?? null, bits: bits ?? null,
       groupSize: groupSize ?? null, mode: mode ?? null, skip: skip ?? null, shards: shards ?? null, maxShardSize: maxShardSize ?? null,
-      splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, only: only ?? null, strict, output: path === null ? null : String(path),
+      splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, keepSplit, pruneLayers: pruneLayers ?? null,
+      only: only ?? null, strict, output: path === null ? null : String(path),
       like: like ? (like.info.index ?? like.info.files[0]?.name ?? 'reference') : null, reuseScales, threads: threads ?? null,
     };
     const destination = openShard ? 'per_file' : path !== null ? 'path' : 'single';
@@ -394,11 +395,11 @@ export class Model {
    *  'input'`, `maxShardSize`, a GGUF split; forget's folder with config.json), else one
    *  file; `sharded`: the folder's model may be several files; `name` its default name. */
   outputLayout({ to = 'safetensors', dtype, castAll = false, verb, scheme, shards, maxShardSize, splitMaxSize,
-    splitMaxTensors } = {}) {
+    splitMaxTensors, keepSplit = false } = {}) {
     const entry = this.info.index ?? this.info.files[0]?.name ?? 'model';
     const request = {
       verb: verb ?? null, scheme: scheme ?? null, dtype: dtype ?? null, to, castAll, shards: shards ?? null,
-      maxShardSize: maxShardSize ?? null, splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null,
+      maxShardSize: maxShardSize ?? null, splitMaxSize: splitMaxSize ?? null, splitMaxTensors: splitMaxTensors ?? null, keepSplit,
     };
     const plan = this[OUTPUT_PLAN]({
       request, surface: 'api', shardedInput: Boolean(this.info.sharded), destination: 'path', place: { entry },

@@ -95,8 +95,9 @@ std::vector<std::vector<uint32_t>> group_gguf(const Plan& plan, const ShardOptio
 // of the whole file; each ends with split.no (UINT16), split.tensors.count (INT32, the
 // tensors of every file) and split.count (UINT16). That order is gguf-split's: ggml's
 // gguf_set_val_* removes a key and appends it, and split.count is set twice (a
-// placeholder, then the count).
-std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_t k, size_t count) {
+// placeholder, then the count). llama-quantize --keep-split sets them once each, in the
+// order split.no, split.count, split.tensors.count (`keep_split`).
+std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_t k, size_t count, bool keep_split) {
   std::vector<std::pair<std::string, GgufValue>> kv;
   if (k == 0) {
     for (const auto& [key, value] : whole.gguf_kv) {
@@ -104,8 +105,10 @@ std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_
     }
   }
   kv.emplace_back("split.no", gguf_value_uint(GgufType::UINT16, k));
-  kv.emplace_back("split.tensors.count", gguf_value_int(GgufType::INT32, static_cast<int64_t>(whole.tensors.size())));
-  kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
+  const auto tensors = gguf_value_int(GgufType::INT32, static_cast<int64_t>(whole.tensors.size()));
+  if (keep_split) kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
+  kv.emplace_back("split.tensors.count", tensors);
+  if (!keep_split) kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
   return kv;
 }
 
@@ -149,10 +152,12 @@ std::string gguf_split_file_name(std::string_view prefix, size_t k, size_t count
 
 Result<ShardedPlan> split_plan(const Plan& whole, OutputFormat to, const ShardOptions& shard) {
   const bool gguf = to == OutputFormat::gguf;
-  if (gguf && !shard.gguf_split()) return make_error(ErrorCode::unsupported, "a GGUF output is split by size or tensor count only");
+  if (gguf && !shard.gguf_split()) {
+    return make_error(ErrorCode::unsupported, "a GGUF output is split by size, tensor count or the input's files only");
+  }
   std::vector<std::vector<uint32_t>> groups;
   if (gguf) {
-    groups = group_gguf(whole, shard);
+    groups = shard.keep_split ? group_by_input(whole) : group_gguf(whole, shard);
   } else if (shard.one) {
     groups.emplace_back();
     for (uint32_t i = 0; i < whole.tensors.size(); ++i) groups.back().push_back(i);
@@ -195,7 +200,7 @@ Result<ShardedPlan> split_plan(const Plan& whole, OutputFormat to, const ShardOp
   }
   for (size_t g = 0; g < out.shards.size(); ++g) {
     Plan& plan = out.shards[g].plan;
-    if (gguf) AMN_TRY(lay_out_gguf(split_kv(whole, g, out.shards.size()), plan));
+    if (gguf) AMN_TRY(lay_out_gguf(split_kv(whole, g, out.shards.size(), shard.keep_split), plan));
     else plan.header = safetensors_header(plan.tensors, plan.metadata);
   }
   if (!gguf && out.shards.size() > 1) out.index_json = shard_index_json(out.shards, out.total_size);

@@ -33,8 +33,12 @@ struct ShardOptions {
   // one tensor at least), or after every split_max_tensors tensors. Files are named
   // split_prefix-00001-of-00003.gguf (llama_split_path).
   uint64_t split_max_bytes = 0, split_max_tensors = 0;
+  // GGUF output, llama-quantize --keep-split's rule instead: file k holds the tensors of
+  // the k-th input file that holds any, and each ends its KVs with split.no, split.count
+  // and split.tensors.count (llama-quantize's order; gguf-split's differs).
+  bool keep_split = false;
   std::string split_prefix;
-  bool gguf_split() const { return split_max_bytes > 0 || split_max_tensors > 0; }
+  bool gguf_split() const { return split_max_bytes > 0 || split_max_tensors > 0 || keep_split; }
 };
 
 struct OutputShard {

@@ -294,7 +294,7 @@ Result<std::vector<GgufMixChoice>> gguf_mix_types(const GgufMixSettings& s, cons
   // (i_attention_wv, i_ffn_down, ...) advance in that order, not the file's.
   std::vector<size_t> order(tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return loader_order(tensors[a].name, tensors[b].name); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gguf_loader_order(tensors[a].name, tensors[b].name); });
 
   State qs;  // init_quantize_state_counters: over every tensor, quantized or not
   for (const GgufMixTensor& t : tensors) {
@@ -334,5 +334,7 @@ Result<std::vector<GgufMixChoice>> gguf_mix_types(const GgufMixSettings& s, cons
   }
   return out;
 }
+
+bool gguf_loader_order(std::string_view a, std::string_view b) { return loader_order(a, b); }
 
 }  // namespace amn

@@ -85,4 +85,8 @@ Result<std::vector<GgufMixChoice>> gguf_mix_types(const GgufMixSettings& setting
 // llama-quantize defines no fallback.
 GgmlType gguf_fallback_type(GgmlType target, uint64_t ncols);
 
+// llama_model_loader's weight_name_comparer, the order llama-quantize walks a model in:
+// layer (sscanf "blk.%d.", -1 without one), then name.
+bool gguf_loader_order(std::string_view a, std::string_view b);
+
 }  // namespace amn

@@ -82,11 +82,11 @@ Result<uint64_t> whole_number(const std::string& text, OptionId id) {
 
 struct Raw {
   std::string path, other, output, to, format, dtype, shards, max_shard_size, split_max_size, split_max_tensors, gguf_metadata, tensor_type_file, scheme, blocksize, torch_threads, threads, bits, group_size, mode, like,
-      output_tensor_type, token_embedding_type, imatrix;
+      output_tensor_type, token_embedding_type, imatrix, prune_layers;
   std::vector<std::string> gguf_kv, skip, only, tensors, include_weights, exclude_weights, tensor_types;
   bool json = false, cast_all = false, force = false, no_sync = false, quiet = false, double_quant = false,
        strict = false, reuse_scales = false, pure = false, leave_output_tensor = false, gguf_hash = false,
-       dequantized = false, allow_requantize = false, exact_names = false;
+       dequantized = false, allow_requantize = false, exact_names = false, keep_split = false;
   std::string limits[4];
 };
 
@@ -100,6 +100,7 @@ void add_limits(CLI::App* app, Raw& raw) {
 void add_gguf_split(CLI::App* app, Raw& raw) {
   add(app, OptionId::split_max_size, raw.split_max_size);
   add(app, OptionId::split_max_tensors, raw.split_max_tensors);
+  add_flag(app, OptionId::keep_split, raw.keep_split);
 }
 
 void add_writing(CLI::App* app, Raw& raw) {
@@ -156,6 +157,7 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     AMN_ASSIGN(r.split_max_bytes, parse_split_size(raw.split_max_size));
   }
   AMN_ASSIGN(r.split_max_tensors, whole_number(raw.split_max_tensors, OptionId::split_max_tensors));
+  r.keep_split = raw.keep_split;
   AMN_TRY(check_shard_request(r, Surface::cli));
   if (verb == Verb::forget) {
     r.scheme = raw.scheme;
@@ -180,6 +182,9 @@ Result<ConvertRequest> request_of(Verb verb, const Raw& raw) {
     r.tensor_types = raw.tensor_types;
     r.tensor_type_file = raw.tensor_type_file;
     r.allow_requantize = raw.allow_requantize;
+    if (!raw.prune_layers.empty()) {
+      AMN_ASSIGN(r.prune_layers, parse_prune_layers(raw.prune_layers, Surface::cli));
+    }
     AMN_TRY(forget_settings(r, Surface::cli));
   }
   r.gguf_kv = raw.gguf_kv;
@@ -245,6 +250,7 @@ void add_verb_options(Verb v, CLI::App* verb, Raw& raw, bool help) {
       add(verb, OptionId::include_weights, raw.include_weights);
       add(verb, OptionId::exclude_weights, raw.exclude_weights);
       add_flag(verb, OptionId::allow_requantize, raw.allow_requantize);
+      add(verb, OptionId::prune_layers, raw.prune_layers);
       add(verb, OptionId::gguf_kv, raw.gguf_kv);
       add(verb, OptionId::output, raw.output);
       add(verb, OptionId::blocksize, raw.blocksize);

@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "formats/gguf/kv_input.h"
 #include "schemes/forget_gguf.h"
+#include "schemes/gguf_prune.h"
 #include "session/output.h"
 
 namespace amn {
@@ -110,7 +111,7 @@ std::shared_ptr<const ImportanceMatrix> select_imatrix(std::shared_ptr<const Imp
 
 }  // namespace
 
-Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest& request, Surface surface,
+Result<ForgetPlan> plan_forget_request(const Model& input, const ConvertRequest& request, Surface surface,
                                        std::shared_ptr<const Forgetter> like, std::shared_ptr<const ImportanceMatrix> imatrix) {
   AMN_ASSIGN(auto settings, forget_settings(request, surface));
   if (!request.imatrix.empty() && !imatrix) {
@@ -118,6 +119,21 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
   }
   imatrix = select_imatrix(std::move(imatrix), request);
   settings.imatrix = imatrix;
+  // --prune-layers: everything below sees the pruned, renumbered model, as llama-quantize's
+  // loop does; the matrix is looked up by the new names (its KVs still count its entries).
+  std::optional<PrunedModel> pruned;
+  if (!request.prune_layers.empty()) {
+    if (!request.like.empty()) {
+      return make_error(ErrorCode::invalid_argument, option_name(OptionId::like, Surface::cli) +
+                                                         " takes each tensor from the reference: leave out " +
+                                                         option_name(OptionId::prune_layers, Surface::cli));
+    }
+    auto made = prune_model(input, request.prune_layers);
+    if (!made) return option_spelled(std::move(made).error(), surface);
+    pruned = std::move(*made);
+    if (imatrix) settings.imatrix = std::make_shared<const ImportanceMatrix>(prune_imatrix(*imatrix, pruned->prune));
+  }
+  const Model& model = pruned ? pruned->model : input;
   ForgetOptions options;
   if (!request.like.empty()) {
     if (!like) return make_error(ErrorCode::unsupported, option_name(OptionId::like, surface) + " is not available here yet");
@@ -160,6 +176,7 @@ Result<ForgetPlan> plan_forget_request(const Model& model, const ConvertRequest&
       kv = std::move(*ref_kv);  // --like G.gguf: G's
     }
     if (imatrix && !imatrix->entries.empty()) merge_gguf_kv(kv, imatrix_kv(request, *imatrix));
+    if (pruned) merge_gguf_kv(kv, pruned->kv);
     merge_gguf_kv(kv, std::move(options.convert.gguf_kv));
     options.convert.gguf_kv = std::move(kv);
   }

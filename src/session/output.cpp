@@ -189,7 +189,8 @@ Result<OutputLayout> output_layout(const ConvertRequest& r, bool sharded_input, 
                                    Surface surface) {
   OutputLayout out;
   const bool asked = r.max_shard_bytes > 0 || r.shards == ShardMode::input;
-  const bool split = r.split_max_bytes > 0 || r.split_max_tensors > 0;
+  // --keep-split splits only a split input (llama-quantize would name one file as a split).
+  const bool split = r.split_max_bytes > 0 || r.split_max_tensors > 0 || (r.keep_split && sharded_input);
   const bool names_file =
       destination == Destination::path && r.output.ends_with(r.to == OutputFormat::gguf ? ".gguf" : ".safetensors");
   if ((asked || split) && destination == Destination::single) {
@@ -240,6 +241,7 @@ ShardOptions shard_options(const ConvertRequest& request, std::string_view folde
   s.one = request.shards == ShardMode::one;
   s.split_max_bytes = request.split_max_bytes;
   s.split_max_tensors = request.split_max_tensors;
+  s.keep_split = request.keep_split;
   const std::string_view name = base_name(folder);
   s.split_prefix = name.empty() || name == "/" || name == "." || name == ".." ? std::string("model") : std::string(name);
   return s;

@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 0> kAny = {};
 
 // One row per option of every verb: the help texts of both CLIs and the names in every
 // message come from here.
-const std::array<OptionRow, 45> kOptions = {{
+const std::array<OptionRow, 47> kOptions = {{
     {OptionId::output, "output", "-o,--output", "OUT",
      "output file, or folder for a sharded output (default: see 'Output names' below)", kAny},
     {OptionId::to, "to", "--to", "DTYPE",
@@ -109,6 +109,12 @@ const std::array<OptionRow, 45> kOptions = {{
      "--to gguf: a folder of split files of at most this size of tensors each, as gguf-split (2G, 500M, bytes)", kAny},
     {OptionId::split_max_tensors, "splitMaxTensors", "--split-max-tensors", "N",
      "--to gguf: a folder of split files of at most N tensors each, as gguf-split", kAny},
+    {OptionId::keep_split, "keepSplit", "--keep-split", "",
+     "--to gguf: a split input gives a folder of split files, each holding the tensors of its input file, as "
+     "llama-quantize --keep-split", kAny},
+    {OptionId::prune_layers, "pruneLayers", "--prune-layers", "L0,L1,...",
+     "--to gguf: leave out these layers (blk.N), renumber the later ones and set block_count, as llama-quantize's option",
+     kAny},
     {OptionId::imatrix, "imatrix", "--imatrix", "FILE",
      "--to gguf: llama.cpp's importance matrix (llama-imatrix's GGUF or legacy .dat), as llama-quantize's option; "
      "IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, IQ3_XXS and Q2_K_S need one", kAny},
@@ -236,6 +242,14 @@ Status check_shard_request(const ConvertRequest& r, Surface surface) {
     return bad(option_name(OptionId::split_max_size, surface) + " and " +
                option_name(OptionId::split_max_tensors, surface) + " contradict each other");
   }
+  if (r.keep_split && (r.split_max_bytes > 0 || r.split_max_tensors > 0)) {
+    const OptionId given = r.split_max_bytes > 0 ? OptionId::split_max_size : OptionId::split_max_tensors;
+    return bad(option_name(OptionId::keep_split, surface) + " and " + option_name(given, surface) + " contradict each other");
+  }
+  if (r.keep_split && r.to != OutputFormat::gguf) {
+    return bad(option_name(OptionId::keep_split, surface) + " splits GGUF output (" + option_name(OptionId::format, surface) +
+               " gguf); safetensors output keeps the input's shards by default");
+  }
   if ((r.split_max_bytes > 0 || r.split_max_tensors > 0) && r.to != OutputFormat::gguf) {
     const OptionId given = r.split_max_bytes > 0 ? OptionId::split_max_size : OptionId::split_max_tensors;
     return bad(option_name(given, surface) + " splits GGUF output (" + option_name(OptionId::format, surface) +
@@ -292,6 +306,28 @@ Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb ver
         auto n = positive_integer(kv.value, id, surface);
         if (!n) return bad(option_name(id, surface) + " must be a size (\"" + (split ? "2G" : "5GB") + "\") or a number of bytes");
         bytes = *n;
+      }
+    } else if (key == "keepSplit") {
+      AMN_TRY(as_bool(OptionId::keep_split, r.keep_split));
+    } else if (key == "pruneLayers") {
+      // "0,5,7" as llama-quantize takes it, or the numbers themselves.
+      simdjson::dom::array items;
+      if (!kv.value.get_string().get(text)) {
+        AMN_ASSIGN(r.prune_layers, parse_prune_layers(text, surface));
+      } else if (!kv.value.get_array().get(items)) {
+        std::string list;
+        for (auto item : items) {
+          double d = 0;
+          if (item.get_double().get(d) || !(d >= 0) || d > 4294967295.0 || std::floor(d) != d) {
+            return bad(option_name(OptionId::prune_layers, surface) + " must be layer numbers (whole numbers from 0)");
+          }
+          list += (list.empty() ? "" : ",") + std::to_string(static_cast<uint64_t>(d));
+        }
+        if (!list.empty()) {  // []: none
+          AMN_ASSIGN(r.prune_layers, parse_prune_layers(list, surface));
+        }
+      } else {
+        return bad(option_name(OptionId::prune_layers, surface) + " must be an array of layer numbers or \"0,5,7\"");
       }
     } else if (key == "splitMaxTensors") {
       AMN_ASSIGN(r.split_max_tensors, positive_integer(kv.value, OptionId::split_max_tensors, surface));
@@ -414,6 +450,7 @@ std::string convert_request_json(const ConvertRequest& r) {
   w.key("splitMaxTensors");
   if (r.split_max_tensors) w.value(r.split_max_tensors);
   else w.null();
+  w.key("keepSplit").value(r.keep_split);
   w.key("ggufKv").strings(r.gguf_kv);
   w.key("ggufMetadata").string_or_null(r.gguf_metadata);
   w.key("ggufMetadataFile").string_or_null(r.gguf_metadata_file);
@@ -447,6 +484,14 @@ std::string convert_request_json(const ConvertRequest& r) {
     w.key("imatrix").string_or_null(r.imatrix).key("allowRequantize").value(r.allow_requantize);
     w.key("includeWeights").strings(r.include_weights).key("excludeWeights").strings(r.exclude_weights);
     w.key("tensorType").strings(r.tensor_types).key("tensorTypeFile").string_or_null(r.tensor_type_file);
+    w.key("pruneLayers");
+    if (r.prune_layers.empty()) {
+      w.null();
+    } else {
+      w.begin_array();
+      for (uint32_t layer : r.prune_layers) w.value(layer);
+      w.end_array();
+    }
   }
   w.end_object();
   return w.take();
@@ -454,7 +499,7 @@ std::string convert_request_json(const ConvertRequest& r) {
 
 Error option_spelled(Error e, Surface surface) {
   for (OptionId id : {OptionId::output_tensor_type, OptionId::token_embedding_type, OptionId::imatrix, OptionId::allow_requantize,
-                      OptionId::torch_threads, OptionId::tensor_type}) {
+                      OptionId::torch_threads, OptionId::tensor_type, OptionId::prune_layers}) {
     const std::string key(option_row(id).api_key);
     if (e.message.rfind(key + ":", 0) == 0) e.message = option_name(id, surface) + e.message.substr(key.size());
   }
@@ -475,6 +520,30 @@ Status add_tensor_type_file(ConvertRequest& r, std::string_view text, Surface su
     if (i > start) r.tensor_types.emplace_back(text.substr(start, i - start));
   }
   return {};
+}
+
+Result<std::vector<uint32_t>> parse_prune_layers(std::string_view text, Surface surface) {
+  // llama-quantize's parse_layer_prune, but a word that is not a whole number is refused
+  // (std::stoi would read "3x" as 3).
+  std::vector<uint32_t> layers;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view word = text.substr(start, comma - start);
+    uint64_t n = 0;
+    bool ok = !word.empty() && word.size() <= 10;
+    for (char c : word) ok = ok && c >= '0' && c <= '9' && ((n = n * 10 + static_cast<uint64_t>(c - '0')), true);
+    if (!ok || n > INT32_MAX) {
+      return bad(option_name(OptionId::prune_layers, surface) + ": invalid layer id '" + std::string(word) +
+                 "' (a comma-separated list of layer numbers, e.g. 0,5,7)");
+    }
+    layers.push_back(static_cast<uint32_t>(n));
+    if (comma == text.size()) break;
+    start = comma + 1;
+  }
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  return layers;
 }
 
 Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface) {
@@ -505,7 +574,8 @@ Result<ForgetSettings> forget_settings(const ConvertRequest& r, Surface surface)
                            std::pair{!r.token_embedding_type.empty(), OptionId::token_embedding_type},
                            std::pair{r.leave_output_tensor, OptionId::leave_output_tensor},
                            std::pair{!r.tensor_types.empty(), OptionId::tensor_type},
-                           std::pair{!r.tensor_type_file.empty(), OptionId::tensor_type_file}}) {
+                           std::pair{!r.tensor_type_file.empty(), OptionId::tensor_type_file},
+                           std::pair{!r.prune_layers.empty(), OptionId::prune_layers}}) {
     if (given && !s.gguf) {
       return bad(option_name(id, surface) + " needs GGUF output (" + option_name(OptionId::format, surface) + " gguf)");
     }

@@ -32,7 +32,7 @@ enum class OptionId : uint8_t {
   scheme, blocksize, double_quant, skip, only, strict, like, reuse_scales, pure, bits, group_size,
   output_tensor_type, token_embedding_type, leave_output_tensor, gguf_hash, dequantized, split_max_size,
   split_max_tensors, imatrix, allow_requantize, include_weights, exclude_weights, torch_threads,
-  exact_names, threads, mode, tensor_type, tensor_type_file,
+  exact_names, threads, mode, tensor_type, tensor_type_file, keep_split, prune_layers,
 };
 
 struct OptionRow {
@@ -66,6 +66,10 @@ struct ConvertRequest {
   // GGUF output split as gguf-split splits it (convert/shard.h): a folder of
   // <name>-0000k-of-0000N.gguf files; at most one of the two is set.
   uint64_t split_max_bytes = 0, split_max_tensors = 0;
+  // GGUF output in the input's split files, as llama-quantize --keep-split: file k holds
+  // the tensors of the input's k-th file (a folder, named as a split output; an input of
+  // one file gives one file).
+  bool keep_split = false;
   std::vector<std::string> gguf_kv;  // "key[:TYPE]=value", later ones winning
   std::string gguf_metadata;         // JSON text: {key: value | {type, value}}
   std::string gguf_metadata_file;    // the CLI's --gguf-metadata path (read by the surface)
@@ -103,7 +107,13 @@ struct ConvertRequest {
   // to gguf: llama-quantize's --tensor-type-file (the path as given; its text reaches the
   // session apart from the request, and add_tensor_type_file appends its entries).
   std::string tensor_type_file;
+  // to gguf: llama-quantize's --prune-layers: the layers (blk.N) left out, the later ones
+  // renumbered down and {arch}.block_count set to the layers kept. Sorted, no repeats.
+  std::vector<uint32_t> prune_layers;
 };
+
+// llama-quantize's --prune-layers list, "0,5,7": whole numbers, sorted and made unique.
+Result<std::vector<uint32_t>> parse_prune_layers(std::string_view text, Surface surface);
 
 // A scheme's message that starts with an option's API key ("imatrix: ...") with the key
 // as `surface` spells it ("--imatrix: ...").
@@ -129,11 +139,11 @@ Status check_shard_request(const ConvertRequest& request, Surface surface);
 // The request JSON (camelCase keys, as the npm API names its options): {"to" (the
 // format: safetensors | gguf), "dtype",
 // "castAll", "shards" ("input" | 1), "maxShardSize" (bytes or "5GB"), "splitMaxSize" (bytes
-// or "2G"), "splitMaxTensors", "ggufKv" [..],
+// or "2G"), "splitMaxTensors", "keepSplit", "ggufKv" [..],
 // "ggufMetadata" (text or object), "output", "force", "sync", "quiet", "threads"; forget: "scheme",
 // "blocksize", "doubleQuant", "torchThreads", "skip" [globs], "only" [globs], "strict", "pure",
 // "outputTensorType", "tokenEmbeddingType", "leaveOutputTensor", "imatrix" (the
-// importance matrix file's name), "includeWeights" [..], "excludeWeights" [..], "allowRequantize"}. Unknown keys
+// importance matrix file's name), "includeWeights" [..], "excludeWeights" [..], "allowRequantize", "pruneLayers" ([numbers] or "0,5")}. Unknown keys
 // are refused; null means "not given".
 Result<ConvertRequest> convert_request_from_json(std::string_view json, Verb verb, Surface surface);
 std::string convert_request_json(const ConvertRequest& request);

@@ -231,3 +231,50 @@ test('forget to GGUF Q4_K_M with tensor types and a tensor types file in the pag
     assert.deepEqual(await ggufTensors(amn, await readFile(path)), await ggufTensors(amn, want));
   });
 });
+
+test('forget to GGUF in the page with prune layers and keep split: llama-quantize --prune-layers / --keep-split', { timeout: 90_000 }, async (t) => {
+  const { ggufTensors } = await import('../support/gguf_input.js');
+  const { loadPackage } = await import('../support/helpers.js');
+  const amn = await loadPackage();
+  const fixtures = join(FIXTURES, 'gguf_ftype');
+  const dir = await tempDir(t, 'amn-web-forget-prune-');
+  const file = async (name) => ({ name, mimeType: 'application/octet-stream', buffer: await readFile(join(fixtures, name)) });
+  await harness.withPage(t, async (page) => {
+    // One file: no split to keep (the box is hidden); layer 1 pruned, layer 2 renumbered.
+    await page.setInputFiles('#file-input', [await file('tiny_llama_f16.gguf')]);
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'gguf:Q4_K_M');
+    assert.equal(await page.isVisible('#forget-keep-split'), false);
+    await page.fill('#forget-prune-layers', '1');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#forget-button')]);
+    const path = join(dir, download.suggestedFilename());
+    await download.saveAs(path);
+    const got = await ggufTensors(amn, await readFile(path));
+    const unpruned = await ggufTensors(amn, await readFile(join(fixtures, 'tiny-Q4_K_M.gguf')));
+    assert.equal(Object.keys(got).length, 21);
+    assert.deepEqual(got['blk.1.ffn_up.weight'], unpruned['blk.2.ffn_up.weight']);
+  });
+  await harness.withPage(t, async (page) => {
+    // A split input: one download per input file, llama-quantize --keep-split's tensors.
+    const names = [1, 2, 3].map((k) => `tiny-tied-split-0000${k}-of-00003.gguf`);
+    await page.setInputFiles('#file-input', await Promise.all(names.map(file)));
+    assert.equal(await settled(page), 'model');
+    await page.selectOption('#forget-scheme', 'gguf:Q4_K_M');
+    await page.check('#forget-keep-split');
+    const downloads = [];
+    page.on('download', (d) => downloads.push(d));
+    await page.click('#forget-button');
+    await page.waitForSelector('#forget-result:not([hidden])');
+    for (let i = 0; i < 50 && downloads.length < 3; i++) await page.waitForTimeout(100);
+    const byName = Object.fromEntries(downloads.map((d) => [d.suggestedFilename(), d]));
+    const saved = Object.keys(byName).sort();
+    assert.equal(saved.length, 3, saved.join(', '));
+    for (const [k, name] of saved.entries()) {
+      assert.match(name, new RegExp(`-0000${k + 1}-of-00003\\.gguf$`));
+      const path = join(dir, name);
+      await byName[name].saveAs(path);
+      const want = await readFile(join(fixtures, `tiny-tied-Q4_K_M-keep-split-0000${k + 1}-of-00003.gguf`));
+      assert.deepEqual(await ggufTensors(amn, await readFile(path)), await ggufTensors(amn, want), name);
+    }
+  });
+});

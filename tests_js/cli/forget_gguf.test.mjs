@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scratchDir } from '../support/helpers.js';
@@ -141,7 +141,9 @@ test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type', 'attn_v=q9_0'],
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type-file', 'missing.txt'],
     ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--tensor-type-file', 'README.md'],
-    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny.imatrix.gguf', '--include-weights', 'a', '--exclude-weights', 'b']]) {
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--imatrix', 'tiny.imatrix.gguf', '--include-weights', 'a', '--exclude-weights', 'b'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--prune-layers', '1,x'],
+    ['tiny_llama_f16.gguf', '--scheme', 'Q4_K_M', '--keep-split', '--split-max-tensors', '4']]) {
     const native = spawnSync(AMN, ['forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')], { encoding: 'utf8', cwd: fixtures });
     const node = spawnSync(process.execPath, [NODE_AMN, 'forget', ...args.slice(0, 1), '--to', 'gguf', ...args.slice(1), '-o', join(dir, 'x.gguf')],
       { encoding: 'utf8', cwd: fixtures });
@@ -149,6 +151,55 @@ test('forget --to gguf --imatrix / --allow-requantize: llama-quantize\'s tensors
     assert.equal(node.status, native.status, args.join(' '));
     assert.equal(node.stderr, native.stderr, args.join(' '));
   }
+});
+
+test('forget --to gguf --prune-layers: the same file from both CLIs, layer 2 renumbered', async () => {
+  const amn = await loadPackage();
+  const dir = scratchDir('amn-forget-prune-');
+  const fixtures = join(root, 'fixtures/gguf_ftype');
+  const outs = [];
+  for (const cli of ['native', 'node']) {
+    const out = join(dir, `${cli}.gguf`);
+    const r = run(cli, ['forget', join(fixtures, 'tiny_llama_f16.gguf'), '--to', 'gguf', '--scheme', 'Q4_K_M', '--prune-layers', '1', '-q', '-o', out]);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    outs.push(readFileSync(out));
+  }
+  assert.deepEqual(outs[1], outs[0]);
+  const got = await ggufTensors(amn, outs[0]);
+  const unpruned = await ggufTensors(amn, readFileSync(join(fixtures, 'tiny-Q4_K_M.gguf')));
+  assert.equal(Object.keys(got).length, 21);
+  assert.deepEqual(got['blk.1.ffn_up.weight'], unpruned['blk.2.ffn_up.weight']);
+  assert.equal(got['blk.2.ffn_up.weight'], undefined);
+});
+
+test('forget --to gguf --keep-split: llama-quantize\'s split files, the same bytes from both CLIs', async () => {
+  const amn = await loadPackage();
+  const dir = scratchDir('amn-forget-keep-split-');
+  const fixtures = join(root, 'fixtures/gguf_ftype');
+  const input = join(fixtures, 'tiny-tied-split-00001-of-00003.gguf');
+  const names = [1, 2, 3].map((k) => `q4-0000${k}-of-00003.gguf`);
+  const outs = {};
+  for (const cli of ['native', 'node']) {
+    mkdirSync(join(dir, cli));
+    const out = join(dir, cli, 'q4');
+    const r = run(cli, ['forget', input, '--to', 'gguf', '--scheme', 'Q4_K_M', '--keep-split', '-o', out]);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    outs[cli] = { text: r.out.replaceAll(out, 'OUT'), files: names.map((n) => readFileSync(join(out, n))) };
+  }
+  assert.equal(outs.node.text, outs.native.text);
+  for (let k = 0; k < 3; ++k) {
+    assert.deepEqual(outs.node.files[k], outs.native.files[k], names[k]);
+    // Each file alone: the tensors llama-quantize wrote into the same file.
+    const want = readFileSync(join(fixtures, `tiny-tied-Q4_K_M-keep-split-0000${k + 1}-of-00003.gguf`));
+    assert.deepEqual(await ggufTensors(amn, outs.native.files[k]), await ggufTensors(amn, want), names[k]);
+  }
+  // A file as -o is refused for a split input, by both alike.
+  const native = run('native', ['forget', input, '--to', 'gguf', '--scheme', 'Q4_K_M', '--keep-split', '-o', join(dir, 'x.gguf')]);
+  const node = run('node', ['forget', input, '--to', 'gguf', '--scheme', 'Q4_K_M', '--keep-split', '-o', join(dir, 'x.gguf')]);
+  assert.equal(native.code, 1, native.err);  // as --split-max-size with a file name
+  assert.equal(node.code, native.code);
+  assert.equal(node.err, native.err);
+  assert.match(native.err, /names a file: a split GGUF output is a folder/);
 });
 
 test('forget --to gguf --like G --reuse-scales: remember(G) forgotten like G is G, both CLIs and the npm API', async () => {

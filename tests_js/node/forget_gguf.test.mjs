@@ -83,6 +83,40 @@ test('forget to gguf with a llama-quantize file type: llama-quantize\'s tensors 
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', tensorTypeFile: new Uint8Array((4 << 20) + 1).fill(32) }),
     (e) => e.code === 'limit' && /tensorTypeFile: the file is over 4 MiB/.test(e.message));
   await assert.rejects(model.forget({ to: 'gguf', scheme: 'IQ3_XS' }), (e) => e.code === 'invalid_argument' && /importance matrix/.test(e.message));
+  await assert.rejects(model.forget({ to: 'gguf', scheme: 'Q4_K_M', pruneLayers: [-1] }),
+    (e) => e.code === 'invalid_argument' && /pruneLayers/.test(e.message));
+  // llama-quantize --prune-layers 1, as numbers and as its text: its tensors and types; the
+  // renumbered layer holds old layer 2's blocks (llama-quantize's hold the pruned layer's:
+  // README.md; tests_native/test_forget_gguf_ftype.cpp checks the bytes).
+  const pruned = await ggufTensors(amn, readFileSync(new URL('tiny-Q4_K_M-prune-1.gguf', dir)));
+  const unpruned = await ggufTensors(amn, readFileSync(new URL('tiny-Q4_K_M.gguf', dir)));
+  for (const pruneLayers of [[1], '1']) {
+    const got = await ggufTensors(amn, Buffer.from((await model.forget({ to: 'gguf', scheme: 'Q4_K_M', pruneLayers })).output));
+    assert.deepEqual(Object.keys(got).sort(), Object.keys(pruned).sort());
+    for (const [name, [type, hash]] of Object.entries(got)) {
+      assert.equal(type, pruned[name][0], name);
+      if (!name.startsWith('blk.1.')) assert.equal(hash, pruned[name][1], name);
+    }
+    assert.deepEqual(got['blk.1.ffn_up.weight'], unpruned['blk.2.ffn_up.weight']);
+  }
+});
+
+test('forget to gguf with keepSplit: llama-quantize --keep-split\'s files through openShard', async (t) => {
+  const dir = new URL('../../fixtures/gguf_ftype/', import.meta.url);
+  const model = await amn.open(fileURLToPath(new URL('tiny-tied-split-00001-of-00003.gguf', dir)));
+  t.after(() => model.close());
+  assert.equal(model.outputLayout({ to: 'gguf', keepSplit: true }).folder, true);
+  const r = await model.forget({ to: 'gguf', scheme: 'Q4_K_M', keepSplit: true, openShard: () => null });
+  assert.equal(r.files.length, 3);
+  for (const [k, f] of r.files.entries()) {
+    assert.match(f.name, new RegExp(`-0000${k + 1}-of-00003\\.gguf$`));
+    const want = readFileSync(new URL(`tiny-tied-Q4_K_M-keep-split-0000${k + 1}-of-00003.gguf`, dir));
+    assert.deepEqual(await ggufTensors(amn, Buffer.from(f.output)), await ggufTensors(amn, want), f.name);
+  }
+  // One file of a set, opened alone (bytes): keepSplit has nothing to keep, one file.
+  const alone = await amn.open(new Uint8Array(readFileSync(new URL('tiny_llama_tied_f16.gguf', dir))));
+  t.after(() => alone.close());
+  assert.equal(alone.outputLayout({ to: 'gguf', keepSplit: true }).folder, false);
 });
 
 test('forget to gguf with an importance matrix: llama-quantize --imatrix\'s tensors and KVs, from bytes, a File or a path', async (t) => {

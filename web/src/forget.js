@@ -21,7 +21,8 @@ export class ForgetPanel {
       mlx: $('forget-mlx'), mode: $('forget-mode'), affine: $('forget-affine'), bits: $('forget-bits'),
       groupSize: $('forget-group-size'),
       gguf: $('forget-gguf'), imatrix: $('forget-imatrix'), requantize: $('forget-requantize'), tensorTypes: $('forget-tensor-types'),
-      tensorTypeFile: $('forget-tensor-type-file'),
+      tensorTypeFile: $('forget-tensor-type-file'), pruneLayers: $('forget-prune-layers'),
+      keepSplit: $('forget-keep-split'), keepSplitLabel: $('forget-keep-split-label'),
       includeWeights: $('forget-include-weights'), excludeWeights: $('forget-exclude-weights'),
       like: $('forget-like'), likeFiles: $('forget-like-files'), reuseScales: $('forget-reuse-scales'),
       likeInfo: $('forget-like-info'),
@@ -73,6 +74,8 @@ export class ForgetPanel {
     // MLX's floating-point modes take only their own bits and group size (the core says so).
     this.ui.affine.hidden = this.ui.mode.value !== 'affine';
     this.ui.gguf.hidden = !s.startsWith('gguf:');
+    // --keep-split only splits a split input (the core's layout says whether it is one).
+    this.ui.keepSplitLabel.hidden = !this.info?.outputFolders.keepSplit;
     this.ui.like.hidden = s !== 'like';
   }
 
@@ -131,10 +134,13 @@ export class ForgetPanel {
       tensorType: gguf ? ui.tensorTypes.value.split(/\s+/).filter(Boolean) : [],
       // --tensor-type-file (a File: the core reads its entries, after the field's).
       tensorTypeFile: gguf ? ui.tensorTypeFile.files[0] : undefined,
+      // llama-quantize's --prune-layers ("30,31": the core checks the list) and --keep-split.
+      pruneLayers: gguf && ui.pruneLayers.value.trim() ? ui.pruneLayers.value.trim() : undefined,
+      keepSplit: gguf && !ui.keepSplitLabel.hidden && ui.keepSplit.checked,
     };
     // A sharded model gives several files (the core's rule): into a folder, as convert's shards.
-    await this.#forget(request, `Quantizing to ${scheme}`, this.info.outputFolders[`forget:${value}`],
-      this.info.outputNames[`forget:${value}`]);
+    const folder = request.keepSplit ? this.info.outputFolders.keepSplit : this.info.outputFolders[`forget:${value}`];
+    await this.#forget(request, `Quantizing to ${scheme}`, folder, this.info.outputNames[`forget:${value}`]);
   }
 
   // --like REF [--reuse-scales]: the worker passes its open reference and what forgetting

@@ -66,6 +66,8 @@ const handlers = {
       outputNames[key] = model.outputName({ scheme: s.name, to: s.to });
       if (s.available) outputFolders[key] = model.outputLayout({ scheme: s.name, to: s.to }).sharded;
     }
+    // llama-quantize's --keep-split: a folder of files for a split GGUF input, else one file.
+    outputFolders.keepSplit = model.outputLayout({ to: 'gguf', keepSplit: true }).folder;
     return { ...model.info, outputNames, outputFolders, forgetSchemes: schemes };
   },
 
