@@ -7,17 +7,30 @@ import { openNodeSink, resolveNodeSource } from './lib/node-io.js';
 
 export { AmnError, ERROR_CODES } from './lib/errors.js';
 
-async function instantiate({ wasmBinary } = {}) {
+async function instantiate({ wasmBinary, wasmModule } = {}) {
   const js = new URL('./dist/amn-core.js', import.meta.url);
   const wasm = new URL('./dist/amn-core.wasm', import.meta.url);
   let createAmnCore;
   let bytes = wasmBinary;
+  let module = null;
   try {
-    ({ default: createAmnCore } = await import(js.href));
-    bytes ||= await readFile(wasm);
+    // A literal specifier, so the CLI's bundle (tools/bundle-cli.mjs) holds the glue.
+    ({ default: createAmnCore } = await import('./dist/amn-core.js'));
+    module = await wasmModule?.catch(() => null);
+    if (!module) bytes ||= await readFile(wasm);
   } catch (err) {
     throw new AmnError('internal', `cannot load the anamnesis WASM core from ${new URL('.', js).pathname} `
       + `(${err.code || err.message}); build it: ninja -C build/wasm amn-core`, { cause: err });
+  }
+  if (module) {
+    // Compiled already (bin/amn.js starts it before its imports): the glue only instantiates.
+    let failed;
+    const failure = new Promise((_, reject) => { failed = reject; });
+    const instantiateWasm = (imports, receive) => {
+      WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module), failed);
+      return {};
+    };
+    return Promise.race([createAmnCore({ instantiateWasm }), failure]);
   }
   // Node 20's fetch cannot read file: URLs, so the glue gets the bytes directly, as an
   // ArrayBuffer: the glue wraps what it gets in a new Uint8Array, which copies a Buffer
@@ -31,4 +44,7 @@ const api = makeApi({ instantiate, resolveExtra: resolveNodeSource, openSink: op
 
 export const { open, diff, version, implementation, init, forgetSchemes } = api;
 /** @internal The WASM core, for bin/amn.js (the command line, the output policy). */
-export const loadCoreForCli = api.loadCore;
+export const loadCoreForCli = async ({ wasmModule } = {}) => {
+  await api.init({ wasmModule });
+  return api.loadCore();
+};

@@ -3,20 +3,30 @@
 // itself (verbs, options, help, usage errors), output names and layouts, and every line
 // printed come from the core (src/session), so both CLIs print the same bytes; this file
 // does Node's I/O only.
+import { readFileSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { AmnError, loadCoreForCli, open } from '../node.js';
-import { isOllamaSpec } from '../lib/sources.js';
-import { DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW } from '../lib/model.js';
-import { amnErrorOf } from '../lib/errors.js';
 
 // V8 validates a whole WASM module when it compiles it, though it compiles each function
 // only when first called: validating the 3.8 MB core took ~6 ms of a cold `npx amn
 // inspect` (~95 ms in all). This process only ever loads our own module, so each function
 // is validated when it is first compiled instead (a flag V8 has had since 2019, Node >= 20.19
-// in package.json). Set before the core is compiled (in main()); the library leaves V8 alone.
+// in package.json). Set before the core is compiled (just below); the library leaves V8 alone.
 setFlagsFromString('--wasm-lazy-validation');
+
+// The core compiles on V8's background threads while this thread loads and runs the
+// package's modules (imported below, after the compile starts) and the core's JS glue:
+// ~4 % of a cold `npx amn inspect` (docs/benchmarks.md, "Cold start"). The bin npm ships
+// is this file bundled with its imports (dist/amn.js, tools/bundle-cli.mjs).
+let wasmModule = null;
+try {
+  wasmModule = WebAssembly.compile(readFileSync(new URL('../dist/amn-core.wasm', import.meta.url)));
+  wasmModule.catch(() => {});  // a failure is reported where the core is loaded (node.js)
+} catch { /* no module: node.js says so, with how to build it */ }
+const [{ AmnError, loadCoreForCli, open }, { isOllamaSpec }, { DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW }, { amnErrorOf }] = await Promise.all([
+  import('../node.js'), import('../lib/sources.js'), import('../lib/model.js'), import('../lib/errors.js'),
+]);
 
 // A closed stdout (`npx amn inspect x | head`) ends the output quietly, as amn does.
 process.stdout.on('error', (err) => {
@@ -217,7 +227,7 @@ async function runConvert(M, cmd) {
 async function main(argv) {
   let M;
   try {
-    M = await loadCoreForCli();
+    M = await loadCoreForCli({ wasmModule });
     const cmd = JSON.parse(M.parseCommandLine(JSON.stringify(argv)));
     switch (cmd.kind) {
       case 'help': process.stdout.write(cmd.text); return 0;

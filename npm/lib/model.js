@@ -12,11 +12,14 @@ function nodePath(sink) {
   return sink instanceof URL && sink.protocol === 'file:' ? sink : null;
 }
 
-// A Node folder path as a sharded output (lib/folder-sink.js). Loaded only when asked
-// for, by a URL bundlers leave alone: a page never holds a path sink.
+// A Node-only module of this folder, loaded when first needed by a URL bundlers leave
+// alone: a page never needs one. (The CLI's bundle, tools/bundle-cli.mjs, makes each
+// nodeOnly('./x.js') an import('./x.js'): keep the argument a literal.)
+const nodeOnly = (file) => import(/* @vite-ignore */ new URL(file, import.meta.url).href);
+
+// A Node folder path as a sharded output (lib/folder-sink.js): a page never holds a path sink.
 async function openFolderSink(path, options) {
-  const url = new URL('./folder-sink.js', import.meta.url).href;
-  const { openFolder } = await import(/* @vite-ignore */ url);
+  const { openFolder } = await nodeOnly('./folder-sink.js');
   return openFolder(path, options);
 }
 // A file forget() reads whole (`option`: 'imatrix', 'tensorTypeFile'): its bytes and the
@@ -32,8 +35,7 @@ async function fileInput(value, option, name) {
   }
   const path = nodePath(value);
   if (path !== null) {
-    const url = new URL('./node-io.js', import.meta.url).href;
-    const { readNodeFile } = await import(/* @vite-ignore */ url);
+    const { readNodeFile } = await nodeOnly('./node-io.js');
     return { bytes: await readNodeFile(path), name: name ?? String(path) };
   }
   throw new AmnError('invalid_argument', `forget(): ${option} must be bytes (Uint8Array, ArrayBuffer), a Blob or File, or in Node a path`);
