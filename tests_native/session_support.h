@@ -50,8 +50,7 @@ struct StoredTensor {
   std::vector<uint8_t> bytes;
 };
 
-// The tensors of a GGUF (by name: llama-quantize writes them in its loader's order, by
-// layer then name; amn keeps the input's order) and its general.file_type.
+// The tensors of a GGUF (by name, whatever their order) and its general.file_type.
 inline std::map<std::string, StoredTensor> tensors_of(const std::vector<uint8_t>& file, uint64_t* file_type = nullptr) {
   FileSet set;
   set.add("x.gguf", std::make_unique<MemorySource>(std::span<const uint8_t>(file)));

@@ -84,7 +84,10 @@ TEST_CASE("forget --to gguf with a file type writes llama-quantize's tensors", "
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.fixture) {
       const auto want = read_file(fixture_path(std::string("gguf_ftype/") + c.fixture));
-      CHECK(check_same_tensors(want, forget(c.request, c.input)) == c.file_type);
+      const auto got = forget(c.request, c.input);
+      CHECK(check_same_tensors(want, got) == c.file_type);
+      // The whole file too: llama-quantize's KV order and its loader's tensor order.
+      CHECK(got == want);
     }
   }
 }
@@ -172,6 +175,7 @@ TEST_CASE("forget --to gguf --imatrix writes llama-quantize's tensors and KVs", 
       const auto got = forget(R"({"to":"gguf","scheme":")" + std::string(scheme) + R"(","imatrix":"tiny.imatrix.gguf"})", kInput,
                               "gguf_ftype/tiny.imatrix.gguf");
       check_same_tensors(want, got);
+      CHECK(got == want);
       CHECK(imatrix_kvs(want) == kvs);
       CHECK(imatrix_kvs(got) == kvs);
     }
@@ -485,6 +489,7 @@ TEST_CASE("forget --to gguf --keep-split writes llama-quantize's split files", "
       CHECK(g[i].second.second == w[i].second.second);
     }
     CHECK(split_kvs(header_of(got)) == split_kvs(header_of(want)));
+    CHECK(got == want);  // the whole file, KVs and padding included
     CHECK(!split_kvs(header_of(got)).empty());
   }
 }
@@ -497,6 +502,7 @@ TEST_CASE("forget --to gguf --imatrix weighs each expert of a 3-D weight with it
   const auto got = forget(R"({"to":"gguf","scheme":"Q4_K_M","imatrix":"tiny-moe.imatrix.gguf"})", input,
                           "gguf_ftype/tiny-moe.imatrix.gguf");
   check_same_tensors(want, got);
+  CHECK(got == want);
   // Else the case could pass without the experts' entries: without the matrix they differ.
   const auto plain = tensors_of(forget(R"({"to":"gguf","scheme":"Q4_K_M"})", input));
   CHECK(plain.at("blk.0.ffn_up_exps.weight").bytes != tensors_of(want).at("blk.0.ffn_up_exps.weight").bytes);

@@ -95,6 +95,10 @@ struct ConvertOptions {
   // re-write) and dequantizes block types to F32, ggml's exact to_float output.
   // (GGUF output without a dtype copies block types through unchanged instead.)
   std::optional<DType> dtype;
+  // GGUF output: KVs set as ggml's gguf_set_val_* sets them (llama-quantize's own:
+  // general.file_type, the imatrix's): each removed where it stands and appended, in
+  // order. Then gguf_kv.
+  std::vector<std::pair<std::string, GgufValue>> gguf_kv_set;
   // GGUF output: KVs that replace or extend the source GGUF's (kv_input.h parses them).
   std::vector<std::pair<std::string, GgufValue>> gguf_kv;
   // A quantized model's other tensors (norms, embeddings) keep their dtype unless this is

@@ -6,6 +6,7 @@
 
 #include "convert/plan_blocks.h"
 #include "convert/plan_gguf.h"
+#include "schemes/gguf_mix.h"
 #include "formats/safetensors/write.h"
 
 namespace amn {
@@ -119,12 +120,21 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
   }
   AMN_ASSIGN(auto ops, f.encode_chosen(model, chosen_records));
   if (ops.size() != chosen_records.size()) return make_error(ErrorCode::internal, "forget: an op per chosen tensor");
-  size_t next = 0;
-  for (size_t i = 0; i < model.tensors.size(); ++i) {
+  std::vector<size_t> op_of(model.tensors.size(), 0);
+  for (size_t i = 0, next = 0; i < model.tensors.size(); ++i) {
+    if (chosen_flags[i]) op_of[i] = next++;
+  }
+  std::vector<size_t> order(model.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (options.loader_order) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return gguf_loader_order(model.tensors[a].name, model.tensors[b].name); });
+  }
+  for (size_t i : order) {
     const TensorRecord& t = model.tensors[i];
     if (chosen_flags[i]) {
       out.entries[i].encoder = static_cast<int32_t>(plan.encoders.size());
-      add_encoded(t, std::move(ops[next++]), plan);
+      add_encoded(t, std::move(ops[op_of[i]]), plan);
     } else {
       if (options.convert.to == OutputFormat::gguf) AMN_TRY(plan_stored_blocks(model, t, plan));
       else AMN_TRY(plan_stored_tensor(model, t, std::nullopt, plan));

@@ -17,6 +17,9 @@ struct ForgetOptions {
   std::vector<std::string> skip;  // globs (fnmatch) over tensor names: kept as stored
   std::vector<std::string> only;  // non-empty: quantize exactly the tensors these match
   bool strict = false;            // a chosen tensor the scheme cannot hold is an error
+  // The output's tensors in llama.cpp's loader order (by layer, then name), as
+  // llama-quantize writes them; else in the input's order.
+  bool loader_order = false;
   // The container: safetensors, or GGUF (convert.to) with the source's KVs and
   // convert.gguf_kv's, as convert --to gguf writes them (convert/plan_gguf.h).
   ConvertOptions convert;

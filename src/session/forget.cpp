@@ -176,9 +176,17 @@ Result<ForgetPlan> plan_forget_request(const Model& input, const ConvertRequest&
       kv = std::move(*ref_kv);  // --like G.gguf: G's
     }
     if (imatrix && !imatrix->entries.empty()) merge_gguf_kv(kv, imatrix_kv(request, *imatrix));
-    if (pruned) merge_gguf_kv(kv, pruned->kv);
-    merge_gguf_kv(kv, std::move(options.convert.gguf_kv));
-    options.convert.gguf_kv = std::move(kv);
+    if (pruned) kv.push_back(pruned->kv.front());  // block_count; the arrays stay in place
+    // Set as llama-quantize sets them (moved to the end, in this order), then the request's.
+    options.convert.gguf_kv_set = std::move(kv);
+    if (pruned) {
+      std::vector<GgufKv> arrays(pruned->kv.begin() + 1, pruned->kv.end());
+      merge_gguf_kv(arrays, std::move(options.convert.gguf_kv));
+      options.convert.gguf_kv = std::move(arrays);
+    }
+    // llama-quantize writes a GGUF input's tensors in its loader's order (by layer, then
+    // name); --keep-split keeps each input file's order, as it does.
+    options.loader_order = model.format == ModelFormat::gguf && !request.keep_split;
   }
   auto plan = plan_forget(model, options);
   if (!plan) return option_spelled(std::move(plan).error(), surface);
