@@ -1,4 +1,4 @@
-// MLX affine encoding in Highway (encode_simd.h) for 4 and 8 bits, compiled here once per
+// MLX affine encoding in Highway (encode_simd.h) for 2, 3, 4, 5, 6 and 8 bits, compiled here once per
 // Highway target (foreach_target.h re-includes this file); the same bytes as the reference
 // (mlx_encode.cpp) on every target:
 //  - ranges: lane-wise max / min written as MLX's std::max / std::min compare (a NaN never
@@ -6,7 +6,8 @@
 //    the order, and it reaches neither scale nor bias (mlx_affine_params_of_range).
 //  - codes: rint((w - bias) / scale) (Round: ties to even), std::max(q, 0) and
 //    std::min(q, n_bins) as written (NaN kept), NaN -> 0, packed LSB first (4 bits: the
-//    even element low, loaded apart from the odd one).
+//    even element low, loaded apart from the odd one; 2, 3, 5 and 6 bits: the codes of
+//    2N values stored as bytes, then every 8 of them packed into `bits` bytes in a u64).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -33,7 +34,8 @@ HWY_NOINLINE bool MlxRanges(const float* HWY_RESTRICT values, uint64_t groups, u
                             float* HWY_RESTRICT w_min, float* HWY_RESTRICT w_max) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
-  if ((bits != 4 && bits != 8) || group % (2 * N) != 0) return false;
+  const bool known = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
+  if (!known || group % (2 * N) != 0) return false;
   const auto inf = hn::Set(df, std::numeric_limits<float>::infinity());
   for (uint64_t g = 0; g < groups; ++g) {
     const float* w = values + g * group;
@@ -71,6 +73,19 @@ HWY_NOINLINE void MlxCodes(const float* HWY_RESTRICT values, uint64_t groups, ui
     if (bits == 8) {
       uint8_t* out = packed + g * group;
       for (uint64_t j = 0; j < group; j += N) hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j), s, b, n_bins)), d8, out + j);
+    } else if (bits != 4) {
+      // 2N codes (a multiple of 8) as bytes, then each 8 LSB first into `bits` bytes.
+      uint8_t* out = packed + g * group * bits / 8;
+      HWY_ALIGN uint8_t c[2 * hn::MaxLanes(df)];
+      for (uint64_t j = 0; j < group; j += 2 * N) {
+        hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j), s, b, n_bins)), d8, c);
+        hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j + N), s, b, n_bins)), d8, c + N);
+        for (size_t k = 0; k < 2 * N; k += 8) {
+          uint64_t word = 0;
+          for (size_t e = 0; e < 8; ++e) word |= uint64_t{c[k + e]} << (e * bits);
+          for (uint32_t byte = 0; byte < bits; ++byte) *out++ = static_cast<uint8_t>(word >> (8 * byte));
+        }
+      }
     } else {
       uint8_t* out = packed + g * group / 2;
       for (uint64_t j = 0; j < group; j += 2 * N) {
