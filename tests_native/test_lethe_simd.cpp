@@ -4,9 +4,10 @@
 // (amn::available_impls + force_impl): absmax, NF4 / FP4 (with given absmax and FP4's
 // signed zero too), LLM.int8() (with SCB given too), fp8-block and the compressed-tensors
 // fp8 layouts in F32 / BF16 / F16, MLX affine (2 to 8 bits) and MLX's mxfp4 / nvfp4 / mxfp8
-// in F32 / BF16 / F16, on adversarial values (ties at the codebook midpoints,
-// E4M3's and F16's halfway points, zeros, subnormals, +-Inf, NaNs of both signs, all-zero
-// blocks) and odd lengths, with scales that make the ties exact.
+// in F32 / BF16 / F16, bitsandbytes' quantize_blockwise (double quantization's second
+// pass), on adversarial values (ties at the codebook midpoints, E4M3's and F16's halfway
+// points, zeros, subnormals, +-Inf, NaNs of both signs, all-zero blocks) and odd lengths,
+// with scales that make the ties exact.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -397,4 +398,57 @@ TEST_CASE("lethe simd: MLX mxfp4, nvfp4, mxfp8 in F32, BF16, F16 on every implem
                            return codes;
                          });
       }
+}
+
+TEST_CASE("lethe simd: quantize_blockwise (double quantization's second pass) on every implementation",
+          "[lethe][simd]") {
+  for (const uint64_t blocksize : {64, 256, 4096}) {
+    for (const uint64_t n : {uint64_t(37), blocksize, 3 * blocksize + 5, 9000 + blocksize / 2}) {
+      const std::string name = "blockwise " + std::to_string(blocksize) + " n " + std::to_string(n);
+      auto v = adversarial(n, uint32_t(n + blocksize + 1));
+      // The LUT's clamp and rounding: values at +-1 of the block's absmax, just past it
+      // (1 / am rounds), and at the index's halfway points.
+      for (uint64_t i = 0; i < n; i += 7) v[i] = (i % 14 ? 1.0f : -1.0f) * (1.0f + float(i % 5) / 65535.0f);
+      // NaNs that a NaN-propagating max would keep or drop: at a block's end, start and middle.
+      const uint64_t blocks = (n + blocksize - 1) / blocksize;
+      for (uint64_t b = 0; b < blocks; ++b) {
+        const uint64_t start = b * blocksize, end = std::min(n, start + blocksize);
+        const uint64_t at[] = {end - 1, start, (start + end) / 2};
+        v[at[b % 3]] = from_bits(b % 2 ? 0xFFC00000u : 0x7FC00000u);
+      }
+      check_every_impl(name, [&] {
+        std::vector<uint8_t> codes(n);
+        std::vector<float> nested(blocks);
+        bnb_quantize_blockwise(v.data(), n, blocksize, bnb_dynamic_map(), codes.data(), nested.data());
+        auto out = codes;
+        const auto b = bytes(nested);
+        out.insert(out.end(), b.begin(), b.end());
+        return out;
+      });
+      std::vector<float> given(blocks);
+      const float odd[] = {0.0f, 1e-40f, std::numeric_limits<float>::infinity(), 1.0f, 0.02f, 3e-3f};
+      for (uint64_t b = 0; b < blocks; ++b) given[b] = odd[b % 6];
+      check_every_impl(name + " with nested absmax", [&] {
+        std::vector<uint8_t> codes(n);
+        bnb_quantize_blockwise_with_absmax(v.data(), n, blocksize, bnb_dynamic_map(), given.data(), codes.data());
+        return codes;
+      });
+    }
+  }
+  // bnb4_double_quant on an absmax-like array (positive, with a block of zeros among them).
+  std::vector<float> absmax(5000);
+  std::mt19937 rng(4);
+  for (auto& a : absmax) a = std::abs(std::normal_distribution<float>(0.05f, 0.02f)(rng));
+  for (size_t i = 512; i < 768; ++i) absmax[i] = 0.0f;
+  check_every_impl("bnb4_double_quant", [&] {
+    std::vector<uint8_t> codes(absmax.size());
+    std::vector<float> nested((absmax.size() + 255) / 256);
+    const float offset = bnb4_double_quant(absmax.data(), absmax.size(), codes.data(), nested.data());
+    auto out = codes;
+    const auto b = bytes(nested);
+    out.insert(out.end(), b.begin(), b.end());
+    const auto o = bytes(std::vector<float>{offset});
+    out.insert(out.end(), o.begin(), o.end());
+    return out;
+  });
 }

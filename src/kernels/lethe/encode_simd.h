@@ -51,6 +51,12 @@ bool nvfp4_rows(const float* values, uint64_t cols, uint64_t rows, const uint8_t
 // mxfp4_quantize_rows. Returns false when not done.
 bool mxfp4_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* blocks, uint8_t* scales, bool reuse);
 
+// bitsandbytes quantize_blockwise, one block: the first values' max |x| (NaN passed
+// over, from 0) to *am; returns how many it took (whole vectors), the caller goes on.
+uint64_t bnb_blockwise_absmax(const float* in, uint64_t n, float* am);
+// The LUT index of the first values times `inv` (norm_to_lut_index); returns how many.
+uint64_t bnb_blockwise_index(const float* in, uint64_t n, float inv, uint16_t* index);
+
 // MLX affine, `groups` groups of `group` values: each one's max and min as MLX's std::max /
 // std::min find them (NaN passed over). False (nothing done) unless bits is 2, 3, 4, 5, 6
 // or 8 and the group fills whole pairs of vectors.
