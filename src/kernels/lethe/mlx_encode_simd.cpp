@@ -1,6 +1,6 @@
-// MLX affine encoding in Highway (encode_simd.h) for 2, 3, 4, 5, 6 and 8 bits, compiled here once per
-// Highway target (foreach_target.h re-includes this file); the same bytes as the reference
-// (mlx_encode.cpp) on every target:
+// MLX affine encoding in Highway (encode_simd.h) for 2, 3, 4, 5, 6 and 8 bits, compiled
+// here once per Highway target (foreach_target.h re-includes this file); the same bytes as
+// the reference (mlx_encode.cpp) on every target:
 //  - ranges: lane-wise max / min written as MLX's std::max / std::min compare (a NaN never
 //    replaces the running value), then across lanes. Only a zero's sign could depend on
 //    the order, and it reaches neither scale nor bias (mlx_affine_params_of_range).
