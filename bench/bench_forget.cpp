@@ -1,6 +1,6 @@
 // Forget (lethe) encoder throughput (kernels/lethe: bitsandbytes NF4 / FP4 / INT8, FP8
-// block / channel / tensor, MXFP4, NVFP4, MLX affine) on one 4096 x 11008 F32 layer of
-// weight-like values (seeded normal, sigma 0.02), one thread, best of 5 runs, against memcpy
+// block / channel / tensor, MXFP4, NVFP4, MLX affine and fp modes) on one 4096 x 11008 F32
+// layer of weight-like values (seeded normal, sigma 0.02), one thread, best of 5 runs, against memcpy
 // of the same input bytes (the bandwidth yardstick: an encoder "at memory speed" is as fast
 // as copying its input). Each run is the whole tensor's encode as the schemes call it:
 // scales (and a tensor's amax, a global scale, double quantization) and codes; not the
@@ -29,6 +29,7 @@
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "kernels/lethe/mlx_encode.h"
+#include "kernels/lethe/mlx_fp_encode.h"
 #include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/lethe/torch_ops.h"
@@ -142,7 +143,7 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
                      lethe::nvfp4_quantize_rows(in, cols, 0, rows, o[1].bytes.data(), g, o[0].bytes.data());
                    }});
   // mx.quantize affine, group 64, F32 scales and biases (the input's dtype).
-  for (const uint32_t bits : {4u, 8u}) {
+  for (const uint32_t bits : {2u, 3u, 4u, 5u, 6u, 8u}) {
     cases.push_back({"mlx_affine" + std::to_string(bits) + "_g64",
                      {{"weight", std::vector<uint8_t>(n * bits / 8)},
                       {"scales", std::vector<uint8_t>(n / 64 * 4)},
@@ -150,6 +151,15 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
                      [=](const float* in, std::vector<Out>& o) {
                        lethe::mlx_affine_quantize_rows(in, rows, cols, bits, 64, DType::F32, o[0].bytes.data(),
                                                        o[1].bytes.data(), o[2].bytes.data());
+                     }});
+  }
+  // mx.quantize(w, mode=...) of an F32 weight: E8M0 (mxfp4, mxfp8) or E4M3 (nvfp4) scales.
+  for (const auto mode : {amn::quant::MlxFpMode::mxfp4, amn::quant::MlxFpMode::nvfp4, amn::quant::MlxFpMode::mxfp8}) {
+    const auto& f = amn::quant::mlx_fp_format(mode);
+    cases.push_back({std::string("mlx_") + f.name,
+                     {{"weight", std::vector<uint8_t>(n * f.bits / 8)}, {"scales", std::vector<uint8_t>(n / f.group_size)}},
+                     [=](const float* in, std::vector<Out>& o) {
+                       lethe::mlx_fp_quantize_rows(mode, in, rows, cols, DType::F32, o[0].bytes.data(), o[1].bytes.data());
                      }});
   }
   return cases;

@@ -3,9 +3,11 @@
 // test_lethe_*.cpp), byte for byte, under every implementation this binary can run
 // (amn::available_impls + force_impl): absmax, NF4 / FP4 (with given absmax and FP4's
 // signed zero too), LLM.int8() (with SCB given too), fp8-block and the compressed-tensors
-// fp8 layouts in F32 / BF16 / F16, on adversarial values (ties at the codebook midpoints,
-// E4M3's and F16's halfway points, zeros, subnormals, +-Inf, NaNs of both signs, all-zero
-// blocks) and odd lengths, with scales that make the ties exact.
+// fp8 layouts in F32 / BF16 / F16, MLX affine (2 to 8 bits) and MLX's mxfp4 / nvfp4 / mxfp8
+// in F32 / BF16 / F16, bitsandbytes' quantize_blockwise (double quantization's second
+// pass), on adversarial values (ties at the codebook midpoints, E4M3's and F16's halfway
+// points, zeros, subnormals, +-Inf, NaNs of both signs, all-zero blocks) and odd lengths,
+// with scales that make the ties exact.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,6 +26,7 @@
 #include "kernels/lethe/fp8_ct_encode.h"
 #include "kernels/lethe/fp8_encode.h"
 #include "kernels/lethe/mlx_encode.h"
+#include "kernels/lethe/mlx_fp_encode.h"
 #include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/lethe/torch_ops.h"
@@ -331,7 +334,7 @@ TEST_CASE("lethe simd: MXFP4 on every implementation", "[lethe][simd]") {
   }
 }
 
-TEST_CASE("lethe simd: MLX affine 4 and 8 bits on every implementation", "[lethe][simd]") {
+TEST_CASE("lethe simd: MLX affine 2, 3, 4, 5, 6 and 8 bits on every implementation", "[lethe][simd]") {
   for (const uint64_t group : {32, 64, 128}) {
     const uint64_t rows = 5, cols = 4 * group;
     auto v = adversarial(rows * cols, uint32_t(group + 3));
@@ -342,7 +345,7 @@ TEST_CASE("lethe simd: MLX affine 4 and 8 bits on every implementation", "[lethe
       v[2 * group + j] = 0.25f;
       v[3 * group + j] = float(j % 16) * 0.5f;
     }
-    for (const uint32_t bits : {2u, 4u, 8u})
+    for (const uint32_t bits : {2u, 3u, 4u, 5u, 6u, 8u})
       for (const DType dt : {DType::F32, DType::BF16, DType::F16})
         check_every_impl("mlx affine bits " + std::to_string(bits) + " group " + std::to_string(group) + " " +
                              std::string(dtype_info(dt).name),
@@ -356,4 +359,96 @@ TEST_CASE("lethe simd: MLX affine 4 and 8 bits on every implementation", "[lethe
                            return packed;
                          });
   }
+}
+
+TEST_CASE("lethe simd: MLX mxfp4, nvfp4, mxfp8 in F32, BF16, F16 on every implementation", "[lethe][simd]") {
+  using quant::MlxFpMode;
+  const uint64_t rows = 7, cols = 160;  // 10 groups of 16, 5 of 32 per row; 7 rows: odd chunk ends
+  auto v = adversarial(rows * cols, 21);
+  // Groups that are all zero, all NaN (both signs), all +Inf, constant, and E2M1 / E4M3 ties
+  // (halves and the midpoints of E2M1's codes, with a max of 6 so that the scale is 1).
+  for (uint64_t j = 0; j < 32; ++j) {
+    v[j] = 0.0f;
+    v[32 + j] = from_bits(j % 2 ? 0xFFC00000u : 0x7FC00000u);
+    v[64 + j] = std::numeric_limits<float>::infinity();
+    v[96 + j] = 0.25f;
+    v[128 + j] = j % 16 == 0 ? 6.0f : 0.25f + 0.5f * float(j % 12) * (j % 3 ? 1.0f : -1.0f);
+  }
+  // Quotients that reach E2M1's and E4M3's tiny range: each group scaled by its own power of two.
+  std::vector<float> wide(v.size());
+  std::mt19937 rng{9};
+  for (size_t i = 0; i < wide.size(); i += 16) {
+    const float k = std::ldexp(1.0f, int(rng() % 80) - 40);
+    for (size_t j = i; j < i + 16; ++j) wide[j] = v[j] * k;
+  }
+  for (const auto* values : std::vector<const std::vector<float>*>{&v, &wide})
+    for (const MlxFpMode mode : {MlxFpMode::mxfp4, MlxFpMode::nvfp4, MlxFpMode::mxfp8})
+      for (const DType dt : {DType::F32, DType::BF16, DType::F16}) {
+        // The weight's exact values in its dtype, as the scheme loads them.
+        std::vector<float> w(*values);
+        if (dt != DType::F32)
+          for (auto& x : w)
+            x = dt == DType::BF16 ? scalar::bf16_to_f32(scalar::f32_to_bf16(x)) : scalar::f16_to_f32(scalar::f32_to_f16(x));
+        const auto& f = quant::mlx_fp_format(mode);
+        check_every_impl("mlx " + std::string(quant::mlx_fp_format(mode).name) + " " + std::string(dtype_info(dt).name),
+                         [&] {
+                           std::vector<uint8_t> codes(rows * cols * f.bits / 8), scales(rows * cols / f.group_size);
+                           mlx_fp_quantize_rows(mode, w.data(), rows, cols, dt, codes.data(), scales.data());
+                           codes.insert(codes.end(), scales.begin(), scales.end());
+                           return codes;
+                         });
+      }
+}
+
+TEST_CASE("lethe simd: quantize_blockwise (double quantization's second pass) on every implementation",
+          "[lethe][simd]") {
+  for (const uint64_t blocksize : {64, 256, 4096}) {
+    for (const uint64_t n : {uint64_t(37), blocksize, 3 * blocksize + 5, 9000 + blocksize / 2}) {
+      const std::string name = "blockwise " + std::to_string(blocksize) + " n " + std::to_string(n);
+      auto v = adversarial(n, uint32_t(n + blocksize + 1));
+      // The LUT's clamp and rounding: values at +-1 of the block's absmax, just past it
+      // (1 / am rounds), and at the index's halfway points.
+      for (uint64_t i = 0; i < n; i += 7) v[i] = (i % 14 ? 1.0f : -1.0f) * (1.0f + float(i % 5) / 65535.0f);
+      // NaNs that a NaN-propagating max would keep or drop: at a block's end, start and middle.
+      const uint64_t blocks = (n + blocksize - 1) / blocksize;
+      for (uint64_t b = 0; b < blocks; ++b) {
+        const uint64_t start = b * blocksize, end = std::min(n, start + blocksize);
+        const uint64_t at[] = {end - 1, start, (start + end) / 2};
+        v[at[b % 3]] = from_bits(b % 2 ? 0xFFC00000u : 0x7FC00000u);
+      }
+      check_every_impl(name, [&] {
+        std::vector<uint8_t> codes(n);
+        std::vector<float> nested(blocks);
+        bnb_quantize_blockwise(v.data(), n, blocksize, bnb_dynamic_map(), codes.data(), nested.data());
+        auto out = codes;
+        const auto b = bytes(nested);
+        out.insert(out.end(), b.begin(), b.end());
+        return out;
+      });
+      std::vector<float> given(blocks);
+      const float odd[] = {0.0f, 1e-40f, std::numeric_limits<float>::infinity(), 1.0f, 0.02f, 3e-3f};
+      for (uint64_t b = 0; b < blocks; ++b) given[b] = odd[b % 6];
+      check_every_impl(name + " with nested absmax", [&] {
+        std::vector<uint8_t> codes(n);
+        bnb_quantize_blockwise_with_absmax(v.data(), n, blocksize, bnb_dynamic_map(), given.data(), codes.data());
+        return codes;
+      });
+    }
+  }
+  // bnb4_double_quant on an absmax-like array (positive, with a block of zeros among them).
+  std::vector<float> absmax(5000);
+  std::mt19937 rng(4);
+  for (auto& a : absmax) a = std::abs(std::normal_distribution<float>(0.05f, 0.02f)(rng));
+  for (size_t i = 512; i < 768; ++i) absmax[i] = 0.0f;
+  check_every_impl("bnb4_double_quant", [&] {
+    std::vector<uint8_t> codes(absmax.size());
+    std::vector<float> nested((absmax.size() + 255) / 256);
+    const float offset = bnb4_double_quant(absmax.data(), absmax.size(), codes.data(), nested.data());
+    auto out = codes;
+    const auto b = bytes(nested);
+    out.insert(out.end(), b.begin(), b.end());
+    const auto o = bytes(std::vector<float>{offset});
+    out.insert(out.end(), o.begin(), o.end());
+    return out;
+  });
 }

@@ -368,6 +368,7 @@ void quantize_blockwise(const float* in, uint64_t count, uint64_t blocksize, con
     lut = own.data();
   }
   const uint64_t blocks = (count + blocksize - 1) / blocksize;
+  const bool use_simd = !reference_impl_forced();
   for (uint64_t b = 0; b < blocks; ++b) {
     const uint64_t start = b * blocksize;
     const uint64_t end = std::min(start + blocksize, count);
@@ -375,7 +376,10 @@ void quantize_blockwise(const float* in, uint64_t count, uint64_t blocksize, con
     if (absmax_in) {
       am = absmax_in[b];
     } else {
-      for (uint64_t i = start; i < end; ++i) am = std::max(am, std::fabs(in[i]));
+      // The SIMD kernel's share first (its max does not depend on the order), then ours.
+      uint64_t i = start;
+      if (use_simd) i += simd::bnb_blockwise_absmax(in + start, end - start, &am);
+      for (; i < end; ++i) am = std::max(am, std::fabs(in[i]));
       absmax_out[b] = am;
     }
     if (am == 0.0f) {
@@ -383,7 +387,16 @@ void quantize_blockwise(const float* in, uint64_t count, uint64_t blocksize, con
       continue;
     }
     const float inv = 1.0f / am;
-    for (uint64_t i = start; i < end; ++i) codes[i] = lut[norm_to_lut_index(in[i] * inv)];
+    for (uint64_t i = start; i < end;) {
+      if (use_simd) {  // the indexes of a piece in SIMD, their lookups here
+        uint16_t index[256];
+        const uint64_t done = simd::bnb_blockwise_index(in + i, std::min<uint64_t>(end - i, 256), inv, index);
+        for (uint64_t k = 0; k < done; ++k) codes[i + k] = lut[index[k]];
+        i += done;
+        if (done == 256) continue;
+      }
+      for (; i < end; ++i) codes[i] = lut[norm_to_lut_index(in[i] * inv)];
+    }
   }
 }
 

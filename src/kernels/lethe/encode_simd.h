@@ -51,12 +51,28 @@ bool nvfp4_rows(const float* values, uint64_t cols, uint64_t rows, const uint8_t
 // mxfp4_quantize_rows. Returns false when not done.
 bool mxfp4_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* blocks, uint8_t* scales, bool reuse);
 
+// bitsandbytes quantize_blockwise, one block: the first values' max |x| (NaN passed
+// over, from 0) to *am; returns how many it took (whole vectors), the caller goes on.
+uint64_t bnb_blockwise_absmax(const float* in, uint64_t n, float* am);
+// The LUT index of the first values times `inv` (norm_to_lut_index); returns how many.
+uint64_t bnb_blockwise_index(const float* in, uint64_t n, float inv, uint16_t* index);
+
 // MLX affine, `groups` groups of `group` values: each one's max and min as MLX's std::max /
-// std::min find them (NaN passed over). False (nothing done) unless bits is 4 or 8 and the
-// group fills whole vectors.
+// std::min find them (NaN passed over). False (nothing done) unless bits is 2, 3, 4, 5, 6
+// or 8 and the group fills whole pairs of vectors.
 bool mlx_ranges(const float* values, uint64_t groups, uint64_t group, uint32_t bits, float* w_min, float* w_max);
 // Their packed codes with each group's F32 scale and bias (after mlx_ranges said true).
 void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, const float* scale,
                const float* bias, uint8_t* packed);
+
+// MLX fp modes (mlx_fp_quantize_rows), `groups` groups of `group` values: each one's
+// max(abs(w)) as MLX reduces it (NaN if the group holds one). False (nothing done) unless
+// the group fills whole vectors.
+bool mlx_fp_amax(const float* values, uint64_t groups, uint64_t group, float* amax);
+// Their codes with each group's divisor (in dtype t): E4M3 bytes (`fp8`), else E2M1
+// argmin codes over differences rounded to `code_dtype`, packed two per byte, even low.
+// Only after mlx_fp_amax said true.
+void mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
+                  const float* divisor, uint8_t* codes);
 
 }  // namespace amn::lethe::simd

@@ -77,8 +77,8 @@ void mlx_affine_quantize_rows(const float* values, uint64_t rows, uint64_t cols,
   const uint64_t groups = rows * (cols / group);
   const uint64_t group_bytes = group * bits / 8;  // group is a multiple of 32: whole bytes
   uint64_t g = 0;
-  // The SIMD kernels (4 and 8 bits) unless the reference is forced: each chunk's ranges,
-  // their scales and biases here, then the chunk's codes.
+  // The SIMD kernels (2, 3, 4, 5, 6 and 8 bits) unless the reference is forced: each
+  // chunk's ranges, their scales and biases here, then the chunk's codes.
   if (!reuse && !reference_impl_forced()) {
     constexpr uint64_t kChunk = 64;
     float lo[kChunk], hi[kChunk], scale[kChunk], bias[kChunk];

@@ -1,17 +1,19 @@
-// MLX affine encoding in Highway (encode_simd.h) for 4 and 8 bits, compiled here once per
-// Highway target (foreach_target.h re-includes this file); the same bytes as the reference
-// (mlx_encode.cpp) on every target:
+// MLX affine encoding in Highway (encode_simd.h) for 2, 3, 4, 5, 6 and 8 bits, compiled
+// here once per Highway target (foreach_target.h re-includes this file); the same bytes as
+// the reference (mlx_encode.cpp) on every target:
 //  - ranges: lane-wise max / min written as MLX's std::max / std::min compare (a NaN never
 //    replaces the running value), then across lanes. Only a zero's sign could depend on
 //    the order, and it reaches neither scale nor bias (mlx_affine_params_of_range).
 //  - codes: rint((w - bias) / scale) (Round: ties to even), std::max(q, 0) and
 //    std::min(q, n_bins) as written (NaN kept), NaN -> 0, packed LSB first (4 bits: the
-//    even element low, loaded apart from the odd one).
+//    even element low, loaded apart from the odd one; 2, 3, 5 and 6 bits: the codes
+//    stored as bytes, then every 8 of them packed into `bits` bytes in a u64 lane).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/lethe/mlx_encode_simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include <cstring>
 #include <limits>
 
 #include "hwy/highway.h"
@@ -33,7 +35,8 @@ HWY_NOINLINE bool MlxRanges(const float* HWY_RESTRICT values, uint64_t groups, u
                             float* HWY_RESTRICT w_min, float* HWY_RESTRICT w_max) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
-  if ((bits != 4 && bits != 8) || group % (2 * N) != 0) return false;
+  const bool known = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
+  if (!known || group % (2 * N) != 0) return false;
   const auto inf = hn::Set(df, std::numeric_limits<float>::infinity());
   for (uint64_t g = 0; g < groups; ++g) {
     const float* w = values + g * group;
@@ -59,18 +62,57 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxCode(DF df, VF w, VF scale, VF 
   return hn::IfThenElseZero(hn::RebindMask(di, hn::Eq(q, q)), hn::ConvertTo(di, q));
 }
 
+// One group's codes at 2, 3, 5 or 6 bits: a piece's codes as bytes, then each 8 of them
+// (one u64 lane) packed LSB first into kBits bytes by three pairwise merges (bytes into
+// u16, u16 into u32, u32 into u64), each lane's low kBits bytes stored. `c`: kPiece +
+// HWY_MAX_BYTES aligned bytes (a vector may reach past a piece's codes; those lanes are
+// dropped).
+constexpr size_t kPiece = 256;  // codes at a time; group is a multiple of 32 (and of 2N)
+template <uint32_t kBits, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE void PackedCodes(DF df, const float* HWY_RESTRICT w, uint64_t group, VF s, VF b, VF n_bins,
+                            uint8_t* HWY_RESTRICT c, uint8_t* HWY_RESTRICT out) {
+  const hn::Rebind<uint8_t, DF> d8;
+  const hn::ScalableTag<uint64_t> d64;
+  const hn::Repartition<uint8_t, decltype(d64)> d8full;
+  const size_t N = hn::Lanes(df), L = hn::Lanes(d64);
+  HWY_ALIGN uint64_t words[HWY_MAX_BYTES / 8];
+  for (uint64_t j0 = 0; j0 < group; j0 += kPiece) {
+    const size_t n = group - j0 < kPiece ? size_t(group - j0) : kPiece;
+    for (size_t j = 0; j < n; j += N) hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j0 + j), s, b, n_bins)), d8, c + j);
+    for (size_t k = 0; k < n; k += 8 * L) {
+      auto x = hn::BitCast(d64, hn::Load(d8full, c + k));
+      x = hn::Or(hn::And(x, hn::Set(d64, 0x00FF00FF00FF00FFull)),
+                 hn::ShiftRight<8 - kBits>(hn::And(x, hn::Set(d64, 0xFF00FF00FF00FF00ull))));
+      x = hn::Or(hn::And(x, hn::Set(d64, 0x0000FFFF0000FFFFull)),
+                 hn::ShiftRight<16 - 2 * kBits>(hn::And(x, hn::Set(d64, 0xFFFF0000FFFF0000ull))));
+      x = hn::Or(hn::And(x, hn::Set(d64, 0x00000000FFFFFFFFull)),
+                 hn::ShiftRight<32 - 4 * kBits>(hn::And(x, hn::Set(d64, 0xFFFFFFFF00000000ull))));
+      hn::Store(x, d64, words);
+      const size_t lanes = (n - k) / 8 < L ? (n - k) / 8 : L;
+      for (size_t l = 0; l < lanes; ++l, out += kBits) std::memcpy(out, &words[l], kBits);  // little-endian
+    }
+  }
+}
+
 HWY_NOINLINE void MlxCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
                            const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias, uint8_t* HWY_RESTRICT packed) {
   const hn::ScalableTag<float> df;
   const hn::Rebind<uint8_t, decltype(df)> d8;
   const size_t N = hn::Lanes(df);
   const auto n_bins = hn::Set(df, static_cast<float>((1u << bits) - 1));
+  HWY_ALIGN uint8_t c[kPiece + HWY_MAX_BYTES] = {};
   for (uint64_t g = 0; g < groups; ++g) {
     const float* w = values + g * group;
     const auto s = hn::Set(df, scale[g]), b = hn::Set(df, bias[g]);
     if (bits == 8) {
       uint8_t* out = packed + g * group;
       for (uint64_t j = 0; j < group; j += N) hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j), s, b, n_bins)), d8, out + j);
+    } else if (bits != 4) {
+      uint8_t* out = packed + g * group * bits / 8;
+      if (bits == 2) PackedCodes<2>(df, w, group, s, b, n_bins, c, out);
+      else if (bits == 3) PackedCodes<3>(df, w, group, s, b, n_bins, c, out);
+      else if (bits == 5) PackedCodes<5>(df, w, group, s, b, n_bins, c, out);
+      else PackedCodes<6>(df, w, group, s, b, n_bins, c, out);
     } else {
       uint8_t* out = packed + g * group / 2;
       for (uint64_t j = 0; j < group; j += 2 * N) {

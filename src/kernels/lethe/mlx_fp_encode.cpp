@@ -1,10 +1,12 @@
 #include "kernels/lethe/mlx_fp_encode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "core/bytes.h"
 #include "kernels/cast.h"
+#include "kernels/lethe/encode_simd.h"
 #include "kernels/quant/fp4_values.h"
 
 namespace amn::lethe {
@@ -97,11 +99,64 @@ uint8_t mlx_f32_to_e4m3(float x) {
   return static_cast<uint8_t>(result | (sign >> 24));
 }
 
+namespace {
+
+// max(abs(w)) over a group: mlx/backend/cpu/reduce.cpp gives NaN when any value is NaN.
+float group_amax(const float* w, uint64_t n) {
+  float amax = -std::numeric_limits<float>::infinity();
+  bool nan = false;
+  for (uint64_t j = 0; j < n; ++j) {
+    const float a = std::abs(w[j]);
+    if (std::isnan(a)) nan = true;
+    else if (a > amax) amax = a;
+  }
+  return nan ? std::numeric_limits<float>::quiet_NaN() : amax;
+}
+
+// A group's scale byte from its amax, and the divisor of its codes (in dtype t).
+float group_scale(MlxFpMode mode, const quant::MlxFpFormat& f, DType t, float amax, uint8_t* scale_byte) {
+  const float s = in_dtype(t, amax / f.maxval);
+  if (mode == MlxFpMode::nvfp4) {
+    // to_fp8(scales * 1.0f): the F32 product is exact; from_fp8 back in dtype t.
+    *scale_byte = mlx_f32_to_e4m3(s);
+    return in_dtype(t, quant::mlx_e4m3_to_f32(*scale_byte));
+  }
+  // where(s == 0, 0, astype(round(log2(s)), int32)) in dtype t (int32 and T give T),
+  // then 2^e in t, and astype(e + 127, uint8): the low byte of the int32 conversion.
+  float e = 0;
+  if (s != 0) {
+    const float r = in_dtype(t, std::rint(in_dtype(t, std::log2(s))));
+    e = in_dtype(t, static_cast<float>(to_int32(r)));
+  }
+  *scale_byte = static_cast<uint8_t>(static_cast<uint32_t>(to_int32(in_dtype(t, e + 127.0f))) & 0xFF);
+  // pow(2, e) with e an integer or -inf: exact 2^e, rounded to t (0 below its range).
+  return in_dtype(t, std::isfinite(e) && e > -1000 ? std::ldexp(1.0f, static_cast<int>(e)) : 0.0f);
+}
+
+}  // namespace
+
 void mlx_fp_quantize_rows(MlxFpMode mode, const float* values, uint64_t rows, uint64_t cols, DType t, uint8_t* codes,
                           uint8_t* scales, bool reuse) {
   const quant::MlxFpFormat& f = quant::mlx_fp_format(mode);
   const uint64_t groups = rows * (cols / f.group_size);
-  for (uint64_t g = 0; g < groups; ++g) {
+  const uint64_t code_bytes = mode == MlxFpMode::mxfp8 ? f.group_size : f.group_size / 2;
+  // nvfp4 multiplies by the F32 scale_encode (1.0): its codes are chosen in F32.
+  const DType code_dtype = mode == MlxFpMode::nvfp4 ? DType::F32 : t;
+  uint64_t g = 0;
+  // The SIMD kernels unless the reference is forced: each chunk's amax, their scales
+  // here (one per group, the reference's code), then the chunk's codes.
+  if (!reuse && !reference_impl_forced()) {
+    constexpr uint64_t kChunk = 64;
+    float amax[kChunk], divisor[kChunk];
+    for (; g < groups; g += kChunk) {
+      const uint64_t m = std::min(kChunk, groups - g);
+      const float* w = values + g * f.group_size;
+      if (!simd::mlx_fp_amax(w, m, f.group_size, amax)) break;
+      for (uint64_t k = 0; k < m; ++k) divisor[k] = group_scale(mode, f, t, amax[k], &scales[g + k]);
+      simd::mlx_fp_codes(w, m, f.group_size, t, code_dtype, mode == MlxFpMode::mxfp8, divisor, codes + g * code_bytes);
+    }
+  }
+  for (; g < groups; ++g) {
     const float* w = values + g * f.group_size;
     // The divisor of the codes (in dtype t) and the scale remember multiplies by (F32).
     float divisor, scale;
@@ -109,40 +164,13 @@ void mlx_fp_quantize_rows(MlxFpMode mode, const float* values, uint64_t rows, ui
       scale = mode == MlxFpMode::nvfp4 ? quant::mlx_e4m3_to_f32(scales[g]) : quant::mlx_e8m0_to_f32(scales[g]);
       divisor = in_dtype(t, scale);
     } else {
-      // max(abs(w)): mlx/backend/cpu/reduce.cpp gives NaN when any value is NaN.
-      float amax = -std::numeric_limits<float>::infinity();
-      bool nan = false;
-      for (uint64_t j = 0; j < f.group_size; ++j) {
-        const float a = std::abs(w[j]);
-        if (std::isnan(a)) nan = true;
-        else if (a > amax) amax = a;
-      }
-      if (nan) amax = std::numeric_limits<float>::quiet_NaN();
-      const float s = in_dtype(t, amax / f.maxval);
-      if (mode == MlxFpMode::nvfp4) {
-        // to_fp8(scales * 1.0f): the F32 product is exact; from_fp8 back in dtype t.
-        scales[g] = mlx_f32_to_e4m3(s);
-        scale = quant::mlx_e4m3_to_f32(scales[g]);
-        divisor = in_dtype(t, scale);
-      } else {
-        // where(s == 0, 0, astype(round(log2(s)), int32)) in dtype t (int32 and T give T),
-        // then 2^e in t, and astype(e + 127, uint8): the low byte of the int32 conversion.
-        float e = 0;
-        if (s != 0) {
-          const float r = in_dtype(t, std::rint(in_dtype(t, std::log2(s))));
-          e = in_dtype(t, static_cast<float>(to_int32(r)));
-        }
-        // pow(2, e) with e an integer or -inf: exact 2^e, rounded to t (0 below its range).
-        divisor = in_dtype(t, std::isfinite(e) && e > -1000 ? std::ldexp(1.0f, static_cast<int>(e)) : 0.0f);
-        scales[g] = static_cast<uint8_t>(static_cast<uint32_t>(to_int32(in_dtype(t, e + 127.0f))) & 0xFF);
-        scale = divisor;
-      }
+      divisor = group_scale(mode, f, t, group_amax(w, f.group_size), &scales[g]);
+      scale = mode == MlxFpMode::nvfp4 ? quant::mlx_e4m3_to_f32(scales[g]) : divisor;
     }
     for (uint64_t j = 0; j < f.group_size; ++j) {
       const uint64_t i = g * f.group_size + j;
-      // nvfp4 multiplies by the F32 scale_encode (1.0): its codes are chosen in F32.
       const float wq = in_dtype(t, divide(w[j], divisor));
-      uint8_t code = mode == MlxFpMode::mxfp8 ? mlx_f32_to_e4m3(wq) : fp4_code(mode == MlxFpMode::nvfp4 ? DType::F32 : t, wq);
+      uint8_t code = mode == MlxFpMode::mxfp8 ? mlx_f32_to_e4m3(wq) : fp4_code(code_dtype, wq);
       if (reuse) code = exact_code(mode, w[j], scale, code);
       if (mode == MlxFpMode::mxfp8) {
         codes[i] = code;
