@@ -21,9 +21,9 @@ Status finish_gguf_plan(const Model& model, const ConvertOptions& options, Plan&
       if (!k.starts_with("split.")) kv.emplace_back(k, v);
     }
   }
-  for (const auto& [key, value] : options.gguf_kv_set) {
-    std::erase_if(kv, [&](const auto& e) { return e.first == key; });
-    kv.emplace_back(key, value);
+  for (const auto& set : options.gguf_kv_set) {
+    std::erase_if(kv, [&](const auto& e) { return e.first == set.first; });
+    kv.push_back(set);
   }
   merge_gguf_kv(kv, options.gguf_kv);
   AMN_TRY(lay_out_gguf(kv, plan));
