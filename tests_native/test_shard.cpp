@@ -287,3 +287,27 @@ TEST_CASE("GGUF split files equal gguf-split's (fixtures/gguf_split)", "[shard][
     CHECK(run(s.plan, in->files) == amn::test::read_file(amn::test::fixture_path("gguf_split/" + s.name)));
   }
 }
+
+TEST_CASE("GGUF keep-split: a gguf-split set converted file by file is the same files", "[shard][gguf]") {
+  // fixtures/gguf_ftype: gguf-split's three files of the tied model. Each output file holds
+  // its input file's tensors with gguf-split's KV order (forget writes llama-quantize's).
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> named;
+  for (int k = 1; k <= 3; ++k) {
+    const std::string name = "tiny-tied-split-0000" + std::to_string(k) + "-of-00003.gguf";
+    named.emplace_back(name, amn::test::read_file(amn::test::fixture_path("gguf_ftype/" + name)));
+  }
+  auto in = open_files(named);
+  ConvertOptions gguf;
+  gguf.to = OutputFormat::gguf;
+  ShardOptions shard;
+  shard.keep_split = true;
+  shard.split_prefix = "tiny-tied-split";
+  auto plan = plan_shards(in->model, gguf, shard);
+  REQUIRE(plan);
+  REQUIRE(plan->shards.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    INFO(plan->shards[k].name);
+    CHECK(plan->shards[k].name == named[k].first);
+    CHECK(run(plan->shards[k].plan, in->files) == named[k].second);
+  }
+}

@@ -96,8 +96,8 @@ std::vector<std::vector<uint32_t>> group_gguf(const Plan& plan, const ShardOptio
 // tensors of every file) and split.count (UINT16). That order is gguf-split's: ggml's
 // gguf_set_val_* removes a key and appends it, and split.count is set twice (a
 // placeholder, then the count). llama-quantize --keep-split sets them once each, in the
-// order split.no, split.count, split.tensors.count (`keep_split`).
-std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_t k, size_t count, bool keep_split) {
+// order split.no, split.count, split.tensors.count (`llama_quantize`).
+std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_t k, size_t count, bool llama_quantize) {
   std::vector<std::pair<std::string, GgufValue>> kv;
   if (k == 0) {
     for (const auto& [key, value] : whole.gguf_kv) {
@@ -106,9 +106,9 @@ std::vector<std::pair<std::string, GgufValue>> split_kv(const Plan& whole, size_
   }
   kv.emplace_back("split.no", gguf_value_uint(GgufType::UINT16, k));
   const auto tensors = gguf_value_int(GgufType::INT32, static_cast<int64_t>(whole.tensors.size()));
-  if (keep_split) kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
+  if (llama_quantize) kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
   kv.emplace_back("split.tensors.count", tensors);
-  if (!keep_split) kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
+  if (!llama_quantize) kv.emplace_back("split.count", gguf_value_uint(GgufType::UINT16, count));
   return kv;
 }
 
@@ -200,7 +200,7 @@ Result<ShardedPlan> split_plan(const Plan& whole, OutputFormat to, const ShardOp
   }
   for (size_t g = 0; g < out.shards.size(); ++g) {
     Plan& plan = out.shards[g].plan;
-    if (gguf) AMN_TRY(lay_out_gguf(split_kv(whole, g, out.shards.size(), shard.keep_split), plan));
+    if (gguf) AMN_TRY(lay_out_gguf(split_kv(whole, g, out.shards.size(), shard.llama_quantize_kv), plan));
     else plan.header = safetensors_header(plan.tensors, plan.metadata);
   }
   if (!gguf && out.shards.size() > 1) out.index_json = shard_index_json(out.shards, out.total_size);

@@ -34,9 +34,12 @@ struct ShardOptions {
   // split_prefix-00001-of-00003.gguf (llama_split_path).
   uint64_t split_max_bytes = 0, split_max_tensors = 0;
   // GGUF output, llama-quantize --keep-split's rule instead: file k holds the tensors of
-  // the k-th input file that holds any, and each ends its KVs with split.no, split.count
-  // and split.tensors.count (llama-quantize's order; gguf-split's differs).
+  // the k-th input file that holds any.
   bool keep_split = false;
+  // Each GGUF file ends its KVs with split.no, split.count and split.tensors.count, in
+  // llama-quantize's order (forget), not gguf-split's (convert: a split set converted
+  // with keep_split is then the same files).
+  bool llama_quantize_kv = false;
   std::string split_prefix;
   bool gguf_split() const { return split_max_bytes > 0 || split_max_tensors > 0 || keep_split; }
 };

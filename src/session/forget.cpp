@@ -195,7 +195,8 @@ Result<ForgetPlan> plan_forget_request(const Model& input, const ConvertRequest&
 
 Result<ShardedPlan> forget_output_files(const ForgetPlan& plan, const ConvertRequest& request, std::string_view folder) {
   if (!plan.plan.prepares.empty()) return make_error(ErrorCode::internal, "forget: the output is cut after its prepares");
-  const ShardOptions shard = shard_options(request, folder);
+  ShardOptions shard = shard_options(request, folder);
+  shard.llama_quantize_kv = request.keep_split;  // llama-quantize's own split files
   if (request.to == OutputFormat::gguf && !shard.gguf_split()) {  // one GGUF file: never a folder today
     return make_error(ErrorCode::internal, "forget: a GGUF folder without a split");
   }
