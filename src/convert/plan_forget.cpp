@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "convert/plan_blocks.h"
 #include "convert/plan_gguf.h"
@@ -125,10 +126,9 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
     if (chosen_flags[i]) op_of[i] = next++;
   }
   std::vector<size_t> order(model.tensors.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), size_t{0});
   if (options.loader_order) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return gguf_loader_order(model.tensors[a].name, model.tensors[b].name); });
+    order = gguf_loader_order_of(order.size(), [&](size_t i) -> std::string_view { return model.tensors[i].name; });
   }
   for (size_t i : order) {
     const TensorRecord& t = model.tensors[i];

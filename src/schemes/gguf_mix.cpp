@@ -83,12 +83,6 @@ std::optional<long long> blk_layer(std::string_view n) {
   return neg ? -v : v;
 }
 
-// llama_model_loader's weight_name_comparer: layer (-1 when not "blk.N."), then name.
-bool loader_order(std::string_view a, std::string_view b) {
-  const long long la = blk_layer(a).value_or(-1), lb = blk_layer(b).value_or(-1);
-  return la != lb ? la < lb : a < b;
-}
-
 struct State {
   int n_attention_wv = 0, n_ffn = 0;
   int i_attention_wv = 0, i_ffn_down = 0, i_ffn_gate = 0, i_ffn_up = 0;
@@ -292,9 +286,7 @@ Result<std::vector<GgufMixChoice>> gguf_mix_types(const GgufMixSettings& s, cons
   if (!s.file_type) return make_error(ErrorCode::internal, "gguf_mix_types without a file type");
   // llama-quantize walks the loader's weights_map: by layer, then by name. The counters
   // (i_attention_wv, i_ffn_down, ...) advance in that order, not the file's.
-  std::vector<size_t> order(tensors.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gguf_loader_order(tensors[a].name, tensors[b].name); });
+  const auto order = gguf_loader_order_of(tensors.size(), [&](size_t i) { return tensors[i].name; });
 
   State qs;  // init_quantize_state_counters: over every tensor, quantized or not
   for (const GgufMixTensor& t : tensors) {
@@ -335,6 +327,9 @@ Result<std::vector<GgufMixChoice>> gguf_mix_types(const GgufMixSettings& s, cons
   return out;
 }
 
-bool gguf_loader_order(std::string_view a, std::string_view b) { return loader_order(a, b); }
+bool gguf_loader_order(std::string_view a, std::string_view b) {
+  const long long la = blk_layer(a).value_or(-1), lb = blk_layer(b).value_or(-1);
+  return la != lb ? la < lb : a < b;
+}
 
 }  // namespace amn

@@ -4,7 +4,9 @@
 // kernels/ggml/blocks.h): bumps by tensor role and layer, the output / token-embedding
 // rules, the shape fallbacks, and which tensors need an importance matrix.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -88,5 +90,14 @@ GgmlType gguf_fallback_type(GgmlType target, uint64_t ncols);
 // llama_model_loader's weight_name_comparer, the order llama-quantize walks a model in:
 // layer (sscanf "blk.%d.", -1 without one), then name.
 bool gguf_loader_order(std::string_view a, std::string_view b);
+
+// The indices 0 .. n-1 in that order of name_of(i) (equal names keep their order).
+template <class NameOf>
+std::vector<size_t> gguf_loader_order_of(size_t n, NameOf name_of) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gguf_loader_order(name_of(a), name_of(b)); });
+  return order;
+}
 
 }  // namespace amn

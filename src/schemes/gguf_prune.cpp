@@ -1,7 +1,6 @@
 #include "schemes/gguf_prune.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "formats/gguf/describe.h"
 #include "schemes/gguf_mix.h"
@@ -32,21 +31,12 @@ std::optional<BlockNumber> find_block_number(std::string_view name) {
 
 Result<LayerPrune> prune_layers(std::span<const std::string> names, std::span<const uint32_t> prune) {
   LayerPrune out;
-  out.names.resize(names.size());
-  std::vector<size_t> order(names.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gguf_loader_order(names[a], names[b]); });
-  if (prune.empty()) {
-    for (size_t i = 0; i < names.size(); ++i) out.names[i] = names[i];
-    return out;
-  }
+  out.names.assign(names.begin(), names.end());
+  if (prune.empty()) return out;
   int64_t next_id = 0;
-  for (size_t i : order) {
+  for (size_t i : gguf_loader_order_of(names.size(), [&](size_t k) -> std::string_view { return names[k]; })) {
     const auto b = find_block_number(names[i]);
-    if (!b) {
-      out.names[i] = names[i];
-      continue;
-    }
+    if (!b) continue;  // kept as it is
     if (b->value > INT32_MAX) {
       return make_error(ErrorCode::invalid_argument, "pruneLayers: the layer number of tensor '" + names[i] + "' is past int range");
     }
@@ -63,6 +53,7 @@ Result<LayerPrune> prune_layers(std::span<const std::string> names, std::span<co
       }
     }
     if (it->second) out.names[i] = renumbered(names[i], *b, *it->second);
+    else out.names[i] = std::nullopt;
   }
   out.block_count = static_cast<uint32_t>(next_id);
   return out;
@@ -112,7 +103,7 @@ Result<PrunedModel> prune_model(const Model& model, std::span<const uint32_t> pr
   GgufValue count;
   count.type = GgufType::UINT32;
   count.u = out.prune.block_count;
-  out.kv.emplace_back(prefix + "block_count", std::move(count));
+  out.block_count = {prefix + "block_count", std::move(count)};
   const GgufValue* layers = g.find(prefix + "block_count");
   const auto n_layer = layers ? layers->as_uint() : std::nullopt;
   for (const auto& [key, v] : g.kv) {
@@ -127,7 +118,7 @@ Result<PrunedModel> prune_model(const Model& model, std::span<const uint32_t> pr
                       v.raw.begin() + static_cast<std::ptrdiff_t>((i + 1) * size));
       ++kept.count;
     }
-    out.kv.emplace_back(key, std::move(kept));
+    out.layer_arrays.emplace_back(key, std::move(kept));
   }
   return out;
 }

@@ -36,7 +36,7 @@ std::optional<BlockNumber> find_block_number(std::string_view name);
 
 // remap_layer over `names` in the loader's order (gguf_loader_order): a layer below the
 // first pruned one keeps its number, a pruned layer is dropped, every other one takes the
-// next free number. `prune` is sorted and unique, and not empty. Errors: invalid_argument
+// next free number. `prune` is sorted and unique (empty: every name as it is). Errors: invalid_argument
 // for a layer number past int range.
 Result<LayerPrune> prune_layers(std::span<const std::string> names, std::span<const uint32_t> prune);
 
@@ -56,7 +56,8 @@ ImportanceMatrix prune_imatrix(const ImportanceMatrix& m, const LayerPrune& prun
 struct PrunedModel {
   Model model;
   LayerPrune prune;
-  std::vector<GgufKv> kv;
+  GgufKv block_count;                // set as llama-quantize sets it
+  std::vector<GgufKv> layer_arrays;  // replaced where they stand
 };
 Result<PrunedModel> prune_model(const Model& model, std::span<const uint32_t> prune);
 

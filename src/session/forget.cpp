@@ -176,11 +176,12 @@ Result<ForgetPlan> plan_forget_request(const Model& input, const ConvertRequest&
       kv = std::move(*ref_kv);  // --like G.gguf: G's
     }
     if (imatrix && !imatrix->entries.empty()) merge_gguf_kv(kv, imatrix_kv(request, *imatrix));
-    if (pruned) kv.push_back(pruned->kv.front());  // block_count; the arrays stay in place
-    // Set as llama-quantize sets them (moved to the end, in this order), then the request's.
+    if (pruned) kv.push_back(pruned->block_count);
+    // Set as llama-quantize sets them (moved to the end, in this order); then the pruned
+    // per-layer arrays and the request's KVs, where they stand.
     options.convert.gguf_kv_set = std::move(kv);
     if (pruned) {
-      std::vector<GgufKv> arrays(pruned->kv.begin() + 1, pruned->kv.end());
+      std::vector<GgufKv> arrays = std::move(pruned->layer_arrays);
       merge_gguf_kv(arrays, std::move(options.convert.gguf_kv));
       options.convert.gguf_kv = std::move(arrays);
     }

@@ -62,15 +62,17 @@ HWY_INLINE uint32_t AbsMaxBits(const float* HWY_RESTRICT p, size_t n) {
 
 #if HWY_TARGET != HWY_SCALAR
 
-// E4M3 codes (low byte of each u32 lane) of f32 lanes, f32_to_e4m3fn lane by lane.
-template <class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
+// E4M3 codes (low byte of each u32 lane) of f32 lanes: the rounding c10's f32_to_e4m3fn
+// and MLX's ToFP8 share, both branches computed, then selects. |v| with f32 bits >=
+// kSaturateFrom (and NaN, Inf) gives kSaturateCode: c10 from 480.0f to 0x7F (NaN), MLX
+// from 448.0f to 0x7E (its largest finite code).
+template <uint32_t kSaturateFrom, uint32_t kSaturateCode, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Saturating(DF df, VF v) {
   const hn::RebindToUnsigned<DF> du;
   auto f = hn::BitCast(du, v);
   const auto sign = hn::And(f, hn::Set(du, 0x80000000u));
   f = hn::Xor(f, sign);
-  // f_bits >= fp8_max (480.0f): 0x7F (NaN and Inf included).
-  const auto saturate = cast::GreaterSmall(du, f, (UINT32_C(1087) << 20) - 1);
+  const auto saturate = cast::GreaterSmall(du, f, kSaturateFrom - 1);
   // f_bits >= 2^-6: the normal branch, else the subnormal one.
   const auto normal = cast::GreaterSmall(du, f, (UINT32_C(121) << 23) - 1);
   constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
@@ -80,8 +82,15 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
   const auto rounded =
       hn::ShiftRight<20>(hn::Add(hn::Add(f, hn::Set(du, (static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu)), mant_odd));
   auto r = hn::IfThenElse(normal, rounded, sub);
-  r = hn::IfThenElse(saturate, hn::Set(du, 0x7Fu), hn::And(r, hn::Set(du, 0xFFu)));
+  r = hn::IfThenElse(saturate, hn::Set(du, kSaturateCode), hn::And(r, hn::Set(du, 0xFFu)));
   return hn::Or(r, hn::ShiftRight<24>(sign));
+}
+
+// E4M3 codes of f32 lanes, f32_to_e4m3fn lane by lane: f_bits >= fp8_max (480.0f) gives
+// 0x7F (NaN and Inf included).
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
+  return E4M3Saturating<(UINT32_C(1087) << 20), 0x7Fu>(df, v);
 }
 
 // torch.clamp(v, -448, 448) for the lanes that are not NaN (NaN stays NaN, as the

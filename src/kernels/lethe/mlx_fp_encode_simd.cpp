@@ -59,24 +59,10 @@ HWY_INLINE VF InDtype(DF df, VF v) {
   return hn::IfThenElse(hn::Eq(v, v), RoundToBF16(df, v), hn::BitCast(df, hn::Set(du, 0x7FC00000u)));
 }
 
-// mlx_f32_to_e4m3 (MLX's ToFP8) in u32 lanes: both branches, then selects.
+// mlx_f32_to_e4m3 (MLX's ToFP8) in u32 lanes: >= 448.0f (NaN too) saturates to 0x7E.
 template <class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> MlxE4M3(DF df, VF v) {
-  const hn::RebindToUnsigned<DF> du;
-  auto f = hn::BitCast(du, v);
-  const auto sign = hn::And(f, hn::Set(du, 0x80000000u));
-  f = hn::Xor(f, sign);
-  const auto saturate = cast::GreaterSmall(du, f, (UINT32_C(543) << 21) - 1);  // >= 448.0f, NaN too
-  const auto normal = cast::GreaterSmall(du, f, (UINT32_C(121) << 23) - 1);    // >= 2^-6
-  constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
-  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, f), hn::BitCast(df, hn::Set(du, kDenormMask)))),
-                           hn::Set(du, kDenormMask));
-  const auto mant_odd = hn::And(hn::ShiftRight<20>(f), hn::Set(du, 1u));
-  const auto rounded =
-      hn::ShiftRight<20>(hn::Add(hn::Add(f, hn::Set(du, (static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu)), mant_odd));
-  auto r = hn::IfThenElse(normal, rounded, sub);
-  r = hn::IfThenElse(saturate, hn::Set(du, 0x7Eu), hn::And(r, hn::Set(du, 0xFFu)));
-  return hn::Or(r, hn::ShiftRight<24>(sign));
+  return E4M3Saturating<(UINT32_C(543) << 21), 0x7Eu>(df, v);
 }
 
 // fp4_code: the first k with the smallest in_dtype(|x - lut[k]|), as a tournament (four
