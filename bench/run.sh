@@ -34,6 +34,11 @@ if [ -n "${AMN_BENCH_GGML:-}" ]; then
   echo; echo "## GGUF block quantization from F32 against ggml (Melem/s, single thread)"; echo
   "$native/bench/bench_ggml_quantize"
 fi
+# MLX's own quantizer, when the user names mlx-c's library (never built here).
+if [ -n "${AMN_BENCH_MLX:-}" ]; then
+  echo; echo "## MLX quantization against MLX's quantize (Melem/s, single thread)"; echo
+  "$native/bench/bench_mlx"
+fi
 # A whole file against llama-quantize, when the user names one and an input
 # (AMN_BENCH_QUANTIZE_FILE, e.g. bench/make_llama_f16.py's).
 if [ -n "${AMN_BENCH_LLAMA_QUANTIZE:-}" ] && [ -n "${AMN_BENCH_QUANTIZE_FILE:-}" ]; then
