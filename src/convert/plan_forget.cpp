@@ -8,6 +8,7 @@
 #include "convert/plan_blocks.h"
 #include "convert/plan_gguf.h"
 #include "schemes/gguf_mix.h"
+#include "schemes/quant_config.h"
 #include "formats/safetensors/write.h"
 
 namespace amn {
@@ -82,6 +83,15 @@ Result<ForgetPlan> plan_forget(const Model& model, const ForgetOptions& options)
   Plan& plan = out.plan;
   plan.limits = model.limits;
   plan.metadata = model.metadata;
+  // A safetensors output keeps its quantization config in its own header, under the key
+  // transformers' config.json uses: a single file has no config.json beside it, and
+  // without one MLX's bits and group size cannot be told from the shapes (4-bit group 64,
+  // 2-bit group 128 and 8-bit group 32 pack alike). Readers fall back to it
+  // (schemes/quant_config.cpp); a config.json written beside a folder still comes first.
+  if (const std::string q = f.quantization_config_json(); q != "null" && options.convert.to != OutputFormat::gguf) {
+    std::erase_if(plan.metadata, [](const auto& kv) { return kv.first == schemes::kQuantizationConfigKey; });
+    plan.metadata.emplace_back(schemes::kQuantizationConfigKey, q);
+  }
   // First which tensors are quantized, then their ops at once (a scheme may link the ops
   // of weights whose producer shares a value), then the plan in file order.
   std::vector<const TensorRecord*> chosen_records;

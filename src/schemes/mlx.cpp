@@ -15,6 +15,7 @@
 #include "kernels/quant/mlx.h"
 #include "kernels/quant/mlx_fp.h"
 #include "schemes/context.h"
+#include "schemes/quant_config.h"
 #include "schemes/util.h"
 
 namespace amn {
@@ -112,16 +113,21 @@ class MlxFpOp final : public SchemeOp {
 };
 
 // mlx-lm writes "quantization" (and a copy as "quantization_config"); another method's
-// quantization_config (one with a quant_method) is not MLX's.
+// quantization_config (one with a quant_method) is not MLX's. When config.json has neither,
+// the config amn's forget keeps in the file's metadata (schemes/quant_config.h).
 std::optional<simdjson::dom::object> mlx_config(const SchemeContext& ctx) {
-  auto root = ctx.config();
-  if (!root) return std::nullopt;
   simdjson::dom::object q;
-  if ((*root)["quantization"].get_object().get(q) == simdjson::SUCCESS) return q;
   std::string_view method;
-  if ((*root)["quantization_config"].get_object().get(q) == simdjson::SUCCESS &&
-      q["quant_method"].get_string().get(method) != simdjson::SUCCESS)
-    return q;
+  if (auto root = ctx.config()) {
+    if ((*root)["quantization"].get_object().get(q) == simdjson::SUCCESS) return q;
+    if ((*root)["quantization_config"].get_object().get(q) == simdjson::SUCCESS &&
+        q["quant_method"].get_string().get(method) != simdjson::SUCCESS)
+      return q;
+  }
+  auto own = ctx.quantization_config();
+  if (own && ctx.quantization_config_source() == schemes::kQuantizationConfigMetadataSource &&
+      (*own)["quant_method"].get_string().get(method) != simdjson::SUCCESS)
+    return own;
   return std::nullopt;
 }
 

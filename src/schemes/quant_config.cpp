@@ -83,6 +83,16 @@ QuantConfigChoice choose_quant_config(const Model& model) {
     out.source = "config.json";
     return out;
   } else {
+    // Neither file: the file's own record, as a forget output keeps it (convert/plan_forget.cpp).
+    simdjson::dom::parser meta_parser;
+    simdjson::dom::object from_metadata;
+    for (const auto& [key, value] : model.metadata) {
+      if (key != kQuantizationConfigKey) continue;
+      if (meta_parser.parse(value).get_object().get(from_metadata) != simdjson::SUCCESS) break;
+      out.json = simdjson::minify(from_metadata);
+      out.source = kQuantizationConfigMetadataSource;
+      break;
+    }
     return out;
   }
   if (!has_from_config) return out;

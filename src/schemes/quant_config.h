@@ -19,9 +19,14 @@
 
 namespace amn::schemes {
 
+// The safetensors metadata key under which a forget output keeps its quantization config
+// (one JSON object as text), read when no config file gives one.
+inline constexpr const char* kQuantizationConfigKey = "quantization_config";
+inline constexpr const char* kQuantizationConfigMetadataSource = "the file's metadata";
+
 struct QuantConfigChoice {
   std::string json;     // one JSON object (minified), or "" when there is none
-  std::string source;   // "quantize_config.json", "quant_config.json", "config.json" or ""
+  std::string source;   // "quantize_config.json", "quant_config.json", "config.json", the metadata's or ""
   std::vector<std::string> warnings;  // the two sources disagree on a decoding parameter
 };
 

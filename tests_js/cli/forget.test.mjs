@@ -367,6 +367,25 @@ test('mlx: mx.quantize\'s own bytes (every bits and group size, through --like),
   assert.match(nf4.err, /--bits: only mlx takes it, not nf4/);
 });
 
+test('a single-file forget output keeps its quantization config in its metadata, so it reads back without a config.json', () => {
+  // MLX 4-bit group 64 packs like 2-bit group 128 and 8-bit group 32: without the config
+  // the shapes cannot say which (remember refused this file before the metadata held it).
+  const dir = scratchDir('amn-forget-meta-');
+  const q = 'model.layers.0.self_attn.q_proj.weight';
+  const want = join(dir, 'want.safetensors');
+  assert.equal(run('native', ['remember', fx('quantized/mlx/f16/model.safetensors'), '-o', want, '-q']).code, 0);
+  for (const cli of ['native', 'node']) {
+    const out = join(dir, `${cli}.safetensors`), back = join(dir, `${cli}-back.safetensors`);
+    assert.equal(run(cli, ['forget', fx('lethe/mlx/f16.input.safetensors'), '--scheme', 'mlx', '-o', out, '-q']).code, 0);
+    const buf = readFileSync(out);
+    const meta = JSON.parse(buf.subarray(8, 8 + Number(buf.readBigUInt64LE(0))).toString('utf8')).__metadata__;
+    assert.deepEqual(JSON.parse(meta.quantization_config), { group_size: 64, bits: 4, mode: 'affine' });
+    const r = run(cli, ['remember', out, '-o', back, '-q']);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    assert.ok(tensorsOf(back)[q].bytes.equals(tensorsOf(want)[q].bytes), `${cli}: ${q} remembered as MLX's own file is`);
+  }
+});
+
 test('mlx round trip: forget(remember(REF), --like REF --reuse-scales) gives REF\'s bytes (x86-64, WASM, aarch64)', () => {
   const dir = scratchDir('amn-forget-mlx-');
   // F16 and BF16 scales, every layer: in the 8-bit layer with BF16 scales mx.dequantize's
