@@ -236,6 +236,7 @@ void LegacyBlocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t
     uint8_t* og = out + g * sizeof(Block);
 #if HWY_TARGET == HWY_WASM
     HWY_ALIGN float sums[kGroup];
+    uint32_t tie = 0;  // bit k: block k's largest magnitude occurs with both signs
     for (int k = 0; k < kGroup; k += 4) {
       const float* xs[4];
       for (int b = 0; b < 4; ++b) xs[b] = k + b < count ? xg + (k + b) * QK : nullptr;
@@ -243,6 +244,16 @@ void LegacyBlocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t
         Stats4<false>(xs, -FLT_MAX, FLT_MAX, hi + k, lo + k, sums + k);
       } else {
         Stats4<kType == GgmlType::Q8_0>(xs, 0.0f, 0.0f, hi + k, lo + k, sums + k);
+      }
+      if constexpr (!kHasMin && kType != GgmlType::Q8_0) {
+        // The signed absmax from the largest and the smallest value (from 0): the one of
+        // the larger magnitude (0 when both are), selected without a branch (random data
+        // mispredicts half of them); where +a and -a both occur the first one decides,
+        // found below. lo goes back to 0 (no min).
+        const auto h = hn::Load(d, hi + k), l = hn::Load(d, lo + k);
+        hn::Store(hn::IfThenElse(hn::Gt(h, hn::Neg(l)), h, l), d, hi + k);
+        tie |= MaskBits(d, hn::And(hn::Eq(h, hn::Neg(l)), hn::Ne(h, hn::Zero(d)))) << k;
+        hn::Store(hn::Zero(d), d, lo + k);
       }
     }
     for (int k = 0; k < kGroup; ++k) {
@@ -261,12 +272,8 @@ void LegacyBlocks(const float* HWY_RESTRICT x, uint8_t* HWY_RESTRICT out, size_t
       } else if constexpr (kType == GgmlType::Q8_0) {
         // Not finite (maybe a NaN, whose place in MAX(amax, |x|) matters): the scalar code.
         nan[k] = !std::isfinite(sums[k]);
-      } else {
-        // The signed absmax from the largest and the smallest value (from 0): the sign is
-        // the reference's unless +a and -a both occur, where the first one decides.
-        const float mx = hi[k], mn = lo[k];
-        hi[k] = mx > -mn ? mx : -mn > mx ? mn : mx == 0.0f ? 0.0f : SignedAbsmax(xk);
-        lo[k] = 0.0f;
+      } else if (tie >> k & 1) {
+        hi[k] = SignedAbsmax(xk);
       }
     }
 #else
