@@ -117,7 +117,7 @@ HWY_INLINE hn::Vec<DI> Levels(hn::Vec<DF> x, hn::Vec<DF> min, hn::Vec<DF> id, fl
 
 #if HWY_TARGET == HWY_WASM
 // The WASM path (measured under V8's TurboFan, docs/benchmarks.md): the generic code
-// below ran at 0.2-0.3x AVX-512, a quarter of the lanes and more instructions per lane
+// below ran at 0.2-0.47x AVX-512, a quarter of the lanes and more instructions per lane
 // than natively: i32x4.trunc_sat_f32x4 becomes five SSE instructions, TruncI32's range
 // selection six more, a horizontal max per block two shuffles and an extract, and
 // SignedAbsmax reads each block twice. Here:
@@ -147,8 +147,8 @@ HWY_INLINE VF Reduce4(VF a, VF b, VF c, VF e, Op op) {
 }
 
 // Four blocks' statistics (a null pointer: a block past the end, all zero): the largest
-// and the smallest value (of |x| with kAbs) from hi0 and lo0 by the reference's strict
-// compares, and the blocks' sums, finite when every value is.
+// and the smallest value (with kAbs the largest |x|, and lo 0) from hi0 and lo0 by the
+// reference's strict compares, and the blocks' sums, finite when every value is.
 template <bool kAbs>
 HWY_INLINE void Stats4(const float* const* xs, float hi0, float lo0, float* hi, float* lo, float* sum) {
   const DF d;
@@ -171,7 +171,7 @@ HWY_INLINE void Stats4(const float* const* xs, float hi0, float lo0, float* hi, 
   const auto vmin = [](VF a, VF b) { return KeepLess(a, b); };
   const auto vadd = [](VF a, VF b) { return hn::Add(a, b); };
   hn::StoreU(Reduce4(h[0], h[1], h[2], h[3], vmax), d, hi);
-  if constexpr (!kAbs) hn::StoreU(Reduce4(l[0], l[1], l[2], l[3], vmin), d, lo);
+  hn::StoreU(kAbs ? hn::Zero(d) : Reduce4(l[0], l[1], l[2], l[3], vmin), d, lo);  // Q8_0: no min, 0
   hn::StoreU(Reduce4(s[0], s[1], s[2], s[3], vadd), d, sum);
 }
 
