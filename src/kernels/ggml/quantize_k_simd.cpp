@@ -65,101 +65,135 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
 #else
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
+  using VF = hn::Vec<decltype(d)>;
+  using MF = hn::Mask<decltype(d)>;
   const int N = static_cast<int>(hn::Lanes(d));
+  // G vectors of N sub-blocks side by side (as QxSubBlocks: two on WASM, one elsewhere).
+  constexpr int G = HWY_TARGET == HWY_WASM ? 2 : 1;
   // Lane k of row i is sub-block k's element i (the sub-blocks transposed).
-  HWY_ALIGN float xt[32 * 8];
-  HWY_ALIGN float wt[32 * 8];
-  HWY_ALIGN int32_t lt[32 * 8];
-  HWY_ALIGN int32_t laux[32 * 8];
+  HWY_ALIGN float xt[G][32 * 8];
+  HWY_ALIGN float wt[G][32 * 8];
+  HWY_ALIGN int32_t lt[G][32 * 8];
+  HWY_ALIGN int32_t laux[G][32 * 8];
   HWY_ALIGN float out_scale[8];
   HWY_ALIGN float out_min[8];
   HWY_ALIGN int32_t out_flat[8];
   const auto zero = hn::Zero(d);
   const auto izero = hn::Zero(di);
   const auto inmax = hn::Set(di, nmax);
-  for (int k0 = 0; k0 < count; k0 += N) {
-    const int lanes = std::min(N, count - k0);
-    for (int i = 0; i < n; ++i) {
-      for (int k = 0; k < N; ++k) {
-        const int from = k0 + (k < lanes ? k : 0);  // spare lanes repeat the first sub-block
-        xt[i * N + k] = x[from * n + i];
-        wt[i * N + k] = weights[from * n + i];
+  for (int k00 = 0; k00 < count; k00 += G * N) {
+    VF vmin[G], vmax[G], sum_w[G], sum_x[G], iscale[G], scale[G], best_error[G];
+    MF flat[G];
+    for (int g = 0; g < G; ++g) {
+      const int k0 = k00 + g * N;
+      const int lanes = std::max(0, std::min(N, count - k0));
+      for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < N; ++k) {
+          const int from = k < lanes ? k0 + k : k00;  // spare lanes repeat the first sub-block
+          xt[g][i * N + k] = x[from * n + i];
+          wt[g][i * N + k] = weights[from * n + i];
+        }
+      }
+      vmin[g] = hn::Load(d, xt[g]);
+      vmax[g] = vmin[g];
+      sum_w[g] = hn::Load(d, wt[g]);
+      sum_x[g] = hn::Mul(sum_w[g], vmin[g]);
+    }
+    for (int i = 1; i < n; ++i) {
+      for (int g = 0; g < G; ++g) {
+        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto wi = hn::Load(d, wt[g] + i * N);
+        vmin[g] = hn::IfThenElse(hn::Lt(xi, vmin[g]), xi, vmin[g]);
+        vmax[g] = hn::IfThenElse(hn::Gt(xi, vmax[g]), xi, vmax[g]);
+        sum_w[g] = hn::Add(sum_w[g], wi);
+        sum_x[g] = hn::Add(sum_x[g], hn::Mul(wi, xi));
       }
     }
-    auto vmin = hn::Load(d, xt);
-    auto vmax = vmin;
-    auto sum_w = hn::Load(d, wt);
-    auto sum_x = hn::Mul(sum_w, vmin);
-    for (int i = 1; i < n; ++i) {
-      const auto xi = hn::Load(d, xt + i * N);
-      const auto wi = hn::Load(d, wt + i * N);
-      vmin = hn::IfThenElse(hn::Lt(xi, vmin), xi, vmin);
-      vmax = hn::IfThenElse(hn::Gt(xi, vmax), xi, vmax);
-      sum_w = hn::Add(sum_w, wi);
-      sum_x = hn::Add(sum_x, hn::Mul(wi, xi));
+    for (int g = 0; g < G; ++g) {
+      vmin[g] = hn::IfThenElse(hn::Gt(vmin[g], zero), zero, vmin[g]);
+      flat[g] = qkx3 ? hn::Le(vmax[g], vmin[g]) : hn::Eq(vmax[g], vmin[g]);  // all levels 0, scale 0 (below)
+      iscale[g] = hn::Div(hn::Set(d, static_cast<float>(nmax)), hn::Sub(vmax[g], vmin[g]));
+      scale[g] = hn::Div(hn::Set(d, 1.f), iscale[g]);
+      best_error[g] = zero;
     }
-    vmin = hn::IfThenElse(hn::Gt(vmin, zero), zero, vmin);
-    const auto flat = qkx3 ? hn::Le(vmax, vmin) : hn::Eq(vmax, vmin);  // all levels 0, scale 0 (below)
-    auto iscale = hn::Div(hn::Set(d, static_cast<float>(nmax)), hn::Sub(vmax, vmin));
-    auto scale = hn::Div(hn::Set(d, 1.f), iscale);
-    auto best_error = zero;
     for (int i = 0; i < n; ++i) {
-      const auto xi = hn::Load(d, xt + i * N);
-      const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale, hn::Sub(xi, vmin)))));
-      hn::Store(l, di, lt + i * N);
-      auto diff = hn::Sub(hn::Add(hn::Mul(scale, hn::ConvertTo(d, l)), vmin), xi);
-      diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
-      best_error = hn::Add(best_error, hn::Mul(hn::Load(d, wt + i * N), diff));
+      for (int g = 0; g < G; ++g) {
+        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
+        hn::Store(l, di, lt[g] + i * N);
+        auto diff = hn::Sub(hn::Add(hn::Mul(scale[g], hn::ConvertTo(d, l)), vmin[g]), xi);
+        diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+        best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
+      }
     }
     for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
       // ggml's min moves with each better fit, and the next step's range with it.
-      iscale = hn::Div(hn::Set(d, rmin + rdelta * is + nmax), hn::Sub(vmax, vmin));
-      auto sum_l = zero, sum_l2 = zero, sum_xl = zero;
-      for (int i = 0; i < n; ++i) {
-        const auto xi = hn::Load(d, xt + i * N);
-        const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale, hn::Sub(xi, vmin)))));
-        hn::Store(l, di, laux + i * N);
-        const auto lf = hn::ConvertTo(d, l);
-        const auto wl = hn::Mul(hn::Load(d, wt + i * N), lf);
-        sum_l = hn::Add(sum_l, wl);
-        sum_l2 = hn::Add(sum_l2, hn::Mul(wl, lf));
-        sum_xl = hn::Add(sum_xl, hn::Mul(wl, xi));
+      VF sum_l[G], sum_l2[G], sum_xl[G], this_scale[G], this_min[G], cur_error[G];
+      MF positive[G];
+      for (int g = 0; g < G; ++g) {
+        iscale[g] = hn::Div(hn::Set(d, rmin + rdelta * is + nmax), hn::Sub(vmax[g], vmin[g]));
+        sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
       }
-      const auto D = hn::Sub(hn::Mul(sum_w, sum_l2), hn::Mul(sum_l, sum_l));
-      const auto positive = hn::Gt(D, zero);
-      if (hn::AllFalse(d, positive)) continue;
-      auto this_scale = hn::Div(hn::Sub(hn::Mul(sum_w, sum_xl), hn::Mul(sum_x, sum_l)), D);
-      auto this_min = hn::Div(hn::Sub(hn::Mul(sum_l2, sum_x), hn::Mul(sum_l, sum_xl)), D);
-      const auto min_above = hn::Gt(this_min, zero);
-      this_min = hn::IfThenElse(min_above, zero, this_min);
-      this_scale = hn::IfThenElse(min_above, hn::Div(sum_xl, sum_l2), this_scale);
-      auto cur_error = zero;
       for (int i = 0; i < n; ++i) {
-        const auto xi = hn::Load(d, xt + i * N);
-        auto diff = hn::Sub(hn::Add(hn::Mul(this_scale, hn::ConvertTo(d, hn::Load(di, laux + i * N))), this_min), xi);
-        diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
-        cur_error = hn::Add(cur_error, hn::Mul(hn::Load(d, wt + i * N), diff));
+        for (int g = 0; g < G; ++g) {
+          const auto xi = hn::Load(d, xt[g] + i * N);
+          const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
+          hn::Store(l, di, laux[g] + i * N);
+          const auto lf = hn::ConvertTo(d, l);
+          const auto wl = hn::Mul(hn::Load(d, wt[g] + i * N), lf);
+          sum_l[g] = hn::Add(sum_l[g], wl);
+          sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, lf));
+          sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, xi));
+        }
       }
-      const auto better = hn::AndNot(flat, hn::And(positive, hn::Lt(cur_error, best_error)));
-      if (hn::AllFalse(d, better)) continue;
-      const auto ibetter = hn::RebindMask(di, better);
+      bool any = false;
+      for (int g = 0; g < G; ++g) {
+        const auto D = hn::Sub(hn::Mul(sum_w[g], sum_l2[g]), hn::Mul(sum_l[g], sum_l[g]));
+        positive[g] = hn::Gt(D, zero);
+        any = any || !hn::AllFalse(d, positive[g]);
+        // Lanes without a positive D compute values no one reads (better is false there).
+        this_scale[g] = hn::Div(hn::Sub(hn::Mul(sum_w[g], sum_xl[g]), hn::Mul(sum_x[g], sum_l[g])), D);
+        this_min[g] = hn::Div(hn::Sub(hn::Mul(sum_l2[g], sum_x[g]), hn::Mul(sum_l[g], sum_xl[g])), D);
+        const auto min_above = hn::Gt(this_min[g], zero);
+        this_min[g] = hn::IfThenElse(min_above, zero, this_min[g]);
+        this_scale[g] = hn::IfThenElse(min_above, hn::Div(sum_xl[g], sum_l2[g]), this_scale[g]);
+        cur_error[g] = zero;
+      }
+      if (!any) continue;
       for (int i = 0; i < n; ++i) {
-        hn::Store(hn::IfThenElse(ibetter, hn::Load(di, laux + i * N), hn::Load(di, lt + i * N)), di, lt + i * N);
+        for (int g = 0; g < G; ++g) {
+          const auto xi = hn::Load(d, xt[g] + i * N);
+          auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], hn::ConvertTo(d, hn::Load(di, laux[g] + i * N))), this_min[g]), xi);
+          diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+          cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
+        }
       }
-      best_error = hn::IfThenElse(better, cur_error, best_error);
-      scale = hn::IfThenElse(better, this_scale, scale);
-      vmin = hn::IfThenElse(better, this_min, vmin);
+      for (int g = 0; g < G; ++g) {
+        const auto better = hn::AndNot(flat[g], hn::And(positive[g], hn::Lt(cur_error[g], best_error[g])));
+        if (hn::AllFalse(d, better)) continue;
+        const auto ibetter = hn::RebindMask(di, better);
+        for (int i = 0; i < n; ++i) {
+          hn::Store(hn::IfThenElse(ibetter, hn::Load(di, laux[g] + i * N), hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
+        }
+        best_error[g] = hn::IfThenElse(better, cur_error[g], best_error[g]);
+        scale[g] = hn::IfThenElse(better, this_scale[g], scale[g]);
+        vmin[g] = hn::IfThenElse(better, this_min[g], vmin[g]);
+      }
     }
-    hn::Store(scale, d, out_scale);
-    hn::Store(vmin, d, out_min);
-    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, flat)), di, out_flat);
-    for (int k = 0; k < lanes; ++k) {
-      uint8_t* Lk = L + (k0 + k) * n;
-      const bool is_flat = out_flat[k] != 0;
-      for (int i = 0; i < n; ++i) Lk[i] = is_flat ? 0 : static_cast<uint8_t>(lt[i * N + k]);
-      // A flat sub-block keeps its first min (the search never ran for it in ggml).
-      scales[k0 + k] = is_flat ? 0.f : out_scale[k];
-      the_mins[k0 + k] = -out_min[k];
+    for (int g = 0; g < G; ++g) {
+      const int k0 = k00 + g * N;
+      const int lanes = std::max(0, std::min(N, count - k0));
+      hn::Store(scale[g], d, out_scale);
+      hn::Store(vmin[g], d, out_min);
+      hn::Store(hn::VecFromMask(di, hn::RebindMask(di, flat[g])), di, out_flat);
+      for (int k = 0; k < lanes; ++k) {
+        uint8_t* Lk = L + (k0 + k) * n;
+        const bool is_flat = out_flat[k] != 0;
+        for (int i = 0; i < n; ++i) Lk[i] = is_flat ? 0 : static_cast<uint8_t>(lt[g][i * N + k]);
+        // A flat sub-block keeps its first min (the search never ran for it in ggml).
+        scales[k0 + k] = is_flat ? 0.f : out_scale[k];
+        the_mins[k0 + k] = -out_min[k];
+      }
     }
   }
 #endif
@@ -175,78 +209,107 @@ HWY_NOINLINE void QxSubBlocks(int count, int n, int nmax, const float* HWY_RESTR
 #else
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
+  using VF = hn::Vec<decltype(d)>;
   const int N = static_cast<int>(hn::Lanes(d));
-  HWY_ALIGN float xt[32 * 8];
-  HWY_ALIGN float wt[32 * 8];
-  HWY_ALIGN int32_t lt[32 * 8];
+  // G vectors of N sub-blocks side by side, each its own lanes' search. WASM: two, since
+  // each lane's sums are a chain of dependent adds, as long per vector of 4 lanes under
+  // V8 as per vector of 8 natively; two independent chains fill the wait (measured:
+  // docs/benchmarks.md). Elsewhere one.
+  constexpr int G = HWY_TARGET == HWY_WASM ? 2 : 1;
+  HWY_ALIGN float xt[G][32 * 8];
+  HWY_ALIGN float wt[G][32 * 8];
+  HWY_ALIGN int32_t lt[G][32 * 8];
   HWY_ALIGN float out_scale[8];
   HWY_ALIGN int32_t out_zero[8];
   const auto zero = hn::Zero(d);
   const auto lo = hn::Set(di, -nmax);
   const auto hi = hn::Set(di, nmax - 1);
-  for (int k0 = 0; k0 < count; k0 += N) {
-    const int lanes = std::min(N, count - k0);
+  for (int k00 = 0; k00 < count; k00 += G * N) {
+    VF vmax[G], amax[G], iscale[G], sumlx[G], suml2[G], scale[G], best[G];
+    hn::Mask<decltype(d)> all_zero[G], better[G];
+    for (int g = 0; g < G; ++g) {
+      const int k0 = k00 + g * N;
+      const int lanes = std::max(0, std::min(N, count - k0));
+      for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < N; ++k) {
+          const int from = k < lanes ? k0 + k : k00;  // spare lanes repeat the first sub-block
+          const float xi = x[from * n + i];
+          xt[g][i * N + k] = xi;
+          wt[g][i * N + k] = qw ? qw[from * n + i] : xi * xi;
+        }
+      }
+      vmax[g] = zero, amax[g] = zero;
+    }
     for (int i = 0; i < n; ++i) {
-      for (int k = 0; k < N; ++k) {
-        const int from = k0 + (k < lanes ? k : 0);  // spare lanes repeat the first sub-block
-        const float xi = x[from * n + i];
-        xt[i * N + k] = xi;
-        wt[i * N + k] = qw ? qw[from * n + i] : xi * xi;
+      for (int g = 0; g < G; ++g) {
+        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto ax = hn::Abs(xi);
+        const auto above = hn::Gt(ax, amax[g]);
+        amax[g] = hn::IfThenElse(above, ax, amax[g]);
+        vmax[g] = hn::IfThenElse(above, xi, vmax[g]);
       }
     }
-    auto vmax = zero, amax = zero;
-    for (int i = 0; i < n; ++i) {
-      const auto xi = hn::Load(d, xt + i * N);
-      const auto ax = hn::Abs(xi);
-      const auto above = hn::Gt(ax, amax);
-      amax = hn::IfThenElse(above, ax, amax);
-      vmax = hn::IfThenElse(above, xi, vmax);
+    for (int g = 0; g < G; ++g) {
+      all_zero[g] = hn::Lt(amax[g], hn::Set(d, kGroupMaxEps));
+      iscale[g] = hn::Div(hn::Set(d, static_cast<float>(-nmax)), vmax[g]);
+      sumlx[g] = suml2[g] = zero;
     }
-    const auto all_zero = hn::Lt(amax, hn::Set(d, kGroupMaxEps));
-    auto iscale = hn::Div(hn::Set(d, static_cast<float>(-nmax)), vmax);
-    auto sumlx = zero, suml2 = zero;
     for (int i = 0; i < n; ++i) {
-      const auto xi = hn::Load(d, xt + i * N);
-      const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
-      hn::Store(l, di, lt + i * N);
-      const auto lf = hn::ConvertTo(d, l);
-      const auto wi = hn::Load(d, wt + i * N);
-      sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(wi, xi), lf));
-      suml2 = hn::Add(suml2, hn::Mul(hn::Mul(wi, lf), lf));
+      for (int g = 0; g < G; ++g) {
+        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale[g], xi))));
+        hn::Store(l, di, lt[g] + i * N);
+        const auto lf = hn::ConvertTo(d, l);
+        const auto wi = hn::Load(d, wt[g] + i * N);
+        sumlx[g] = hn::Add(sumlx[g], hn::Mul(hn::Mul(wi, xi), lf));
+        suml2[g] = hn::Add(suml2[g], hn::Mul(hn::Mul(wi, lf), lf));
+      }
     }
-    // C's `suml2 ? ... : 0`: true for NaN too (hn::Ne is ordered).
-    auto scale = hn::IfThenZeroElse(hn::Eq(suml2, zero), hn::Div(sumlx, suml2));
-    auto best = hn::Mul(scale, sumlx);
+    for (int g = 0; g < G; ++g) {
+      // C's `suml2 ? ... : 0`: true for NaN too (hn::Ne is ordered).
+      scale[g] = hn::IfThenZeroElse(hn::Eq(suml2[g], zero), hn::Div(sumlx[g], suml2[g]));
+      best[g] = hn::Mul(scale[g], sumlx[g]);
+    }
     for (int is = -9; is <= 9; ++is) {
       if (is == 0) continue;
-      iscale = hn::Div(hn::Set(d, -(nmax + 0.1f * is)), vmax);
-      sumlx = suml2 = zero;
-      for (int i = 0; i < n; ++i) {
-        const auto xi = hn::Load(d, xt + i * N);
-        const auto lf = hn::ConvertTo(d, hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi)))));
-        const auto wi = hn::Load(d, wt + i * N);
-        sumlx = hn::Add(sumlx, hn::Mul(hn::Mul(wi, xi), lf));
-        suml2 = hn::Add(suml2, hn::Mul(hn::Mul(wi, lf), lf));
+      for (int g = 0; g < G; ++g) {
+        iscale[g] = hn::Div(hn::Set(d, -(nmax + 0.1f * is)), vmax[g]);
+        sumlx[g] = suml2[g] = zero;
       }
-      const auto better = hn::AndNot(all_zero, hn::And(hn::Gt(suml2, zero),
-                                                       hn::Gt(hn::Mul(sumlx, sumlx), hn::Mul(best, suml2))));
-      if (hn::AllFalse(d, better)) continue;
-      const auto ibetter = hn::RebindMask(di, better);
       for (int i = 0; i < n; ++i) {
-        const auto xi = hn::Load(d, xt + i * N);
-        const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale, xi))));
-        hn::Store(hn::IfThenElse(ibetter, l, hn::Load(di, lt + i * N)), di, lt + i * N);
+        for (int g = 0; g < G; ++g) {
+          const auto xi = hn::Load(d, xt[g] + i * N);
+          const auto lf = hn::ConvertTo(d, hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale[g], xi)))));
+          const auto wi = hn::Load(d, wt[g] + i * N);
+          sumlx[g] = hn::Add(sumlx[g], hn::Mul(hn::Mul(wi, xi), lf));
+          suml2[g] = hn::Add(suml2[g], hn::Mul(hn::Mul(wi, lf), lf));
+        }
       }
-      scale = hn::IfThenElse(better, hn::Div(sumlx, suml2), scale);
-      best = hn::IfThenElse(better, hn::Mul(scale, sumlx), best);
+      for (int g = 0; g < G; ++g) {
+        better[g] = hn::AndNot(all_zero[g], hn::And(hn::Gt(suml2[g], zero),
+                                                    hn::Gt(hn::Mul(sumlx[g], sumlx[g]), hn::Mul(best[g], suml2[g]))));
+        if (hn::AllFalse(d, better[g])) continue;
+        const auto ibetter = hn::RebindMask(di, better[g]);
+        for (int i = 0; i < n; ++i) {
+          const auto xi = hn::Load(d, xt[g] + i * N);
+          const auto l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Mul(iscale[g], xi))));
+          hn::Store(hn::IfThenElse(ibetter, l, hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
+        }
+        scale[g] = hn::IfThenElse(better[g], hn::Div(sumlx[g], suml2[g]), scale[g]);
+        best[g] = hn::IfThenElse(better[g], hn::Mul(scale[g], sumlx[g]), best[g]);
+      }
     }
-    hn::Store(scale, d, out_scale);
-    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, all_zero)), di, out_zero);
-    for (int k = 0; k < lanes; ++k) {
-      int8_t* Lk = L + (k0 + k) * n;
-      const bool is_zero = out_zero[k] != 0;
-      for (int i = 0; i < n; ++i) Lk[i] = is_zero ? 0 : static_cast<int8_t>(lt[i * N + k] + nmax);
-      scales[k0 + k] = is_zero ? 0.f : out_scale[k];
+    for (int g = 0; g < G; ++g) {
+      const int k0 = k00 + g * N;
+      const int lanes = std::max(0, std::min(N, count - k0));
+      hn::Store(scale[g], d, out_scale);
+      hn::Store(hn::VecFromMask(di, hn::RebindMask(di, all_zero[g])), di, out_zero);
+      for (int k = 0; k < lanes; ++k) {
+        int8_t* Lk = L + (k0 + k) * n;
+        const bool is_zero = out_zero[k] != 0;
+        for (int i = 0; i < n; ++i) Lk[i] = is_zero ? 0 : static_cast<int8_t>(lt[g][i * N + k] + nmax);
+        scales[k0 + k] = is_zero ? 0.f : out_scale[k];
+      }
     }
   }
 #endif
