@@ -48,6 +48,8 @@ class Session : public amn::Session {
                                           std::move(buffer), static_cast<uint64_t>(length)));
   }
   val parse() { return status(amn::Session::parse()); }
+  bool config_matters() const { return amn::Session::config_matters(); }
+  val read_late_config() { return status(amn::Session::read_late_config()); }
   val plan_convert(const std::string& json, const std::string& destination) {
     return status(amn::Session::plan_convert(std::string_view(json), destination));
   }
@@ -197,6 +199,8 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
       .function("addFile", &Session::add_file)
       .function("addBytes", &Session::add_bytes)
       .function("parse", &Session::parse)
+      .function("configMatters", &Session::config_matters)
+      .function("readLateConfig", &Session::read_late_config)
       .function("info", &Session::info)
       .function("renderText", &Session::render_text)
       .function("planConvert", &Session::plan_convert)

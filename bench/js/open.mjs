@@ -108,10 +108,12 @@ const floorSync = (path, n) => async () => {
   closeSync(fd);
   expect(Object.keys(JSON.parse(buf.toString('utf8'))).length - 1, n, 'JSON.parse');
 };
-// The floor plus the stats open(path) cannot skip: the path itself (file or folder?) and
-// the config files the native CLI reads beside a model (config.json, quantize_config.json,
-// quant_config.json: the core's configFileNames()), absent here. Each is a syscall, a few
-// µs on this VM: together about the floor's whole cost on a 1 KiB header.
+// The floor plus the stats open(path) made before it looked for config files only when
+// needed: the path itself (file or folder?) and the config files the native CLI reads
+// beside a model (config.json, quantize_config.json, quant_config.json: the core's
+// configFileNames()), absent here. Each is a syscall, a few µs on this VM: together about
+// the floor's whole cost on a 1 KiB header. open(path) now makes the first alone (the
+// others on the model's first use, e.g. `.info`, or at open for a quantized model).
 const CONFIG_FILES = JSON.parse((await loadCoreForCli()).configFileNames());
 const floorStats = (path, n) => {
   const read = floorSync(path, n);

@@ -1,7 +1,7 @@
 // A parsed model over one core Session. Operations on a model run one at a time
 // (the Session holds one plan), queued in call order.
 import { AmnError, errorFromStatus, throwIfAborted } from './errors.js';
-import { drive } from './session.js';
+import { MAX_ROUNDS, drive, supplyBytes } from './session.js';
 
 // A Node path sink (a string or a file: URL), or null: only Node has folder paths;
 // elsewhere a string sink meets the usual sink error.
@@ -64,14 +64,17 @@ function check(status) {
 let serials = 0;
 
 export class Model {
-  #M; #session; #files; #hooks; #queue = Promise.resolve(); #closed = false; #info = null; #infoJson = null;
+  #M; #session; #files; #hooks; #lateConfigs; #queue = Promise.resolve(); #closed = false; #info = null; #infoJson = null;
   #serial = serials++;  // diff() takes two models' turns in this order, so two diffs cannot wait on each other
 
-  constructor(M, session, files, hooks) {
+  // lateConfigs: () => the config files beside the model (FileRefs read synchronously),
+  // when open() did not look for them (open.js): read on first use.
+  constructor(M, session, files, hooks, lateConfigs = null) {
     this.#M = M;
     this.#session = session;
     this.#files = files;
     this.#hooks = hooks;
+    this.#lateConfigs = lateConfigs;
   }
 
   /** The model-info document as the core wrote it: the bytes `amn inspect --json` prints.
@@ -547,8 +550,31 @@ export class Model {
     }
   }
 
+  // Every use of the model starts here, so the config files open() left for later are
+  // read before anything that may show or use them (info, text, forget's config.json).
   #assertOpen() {
     if (this.#closed) throw new AmnError('invalid_argument', 'the model is closed');
+    if (this.#lateConfigs) this.#readLateConfigs();
+  }
+
+  // Synchronous: `info` and `text()` are. The core adds the files and their contents as
+  // open() would have (session/open.h read_late_config).
+  #readLateConfigs() {
+    const refs = this.#lateConfigs().filter((ref) => !this.#files.has(ref.name));
+    this.#lateConfigs = null;
+    if (refs.length === 0) return;
+    for (const ref of refs) this.#files.add(ref);
+    const s = this.#session;
+    try {
+      for (let round = 0; ; round++) {
+        const st = s.readLateConfig();
+        if (st.ok) return;
+        if (st.code !== 'need_bytes' || round >= MAX_ROUNDS) throw errorFromStatus(st);
+        if (supplyBytes(this.#M, s, this.#files, st.needBytes)) throw new AmnError('internal', 'a config file was not read synchronously');
+      }
+    } finally {
+      s.releaseData();
+    }
   }
 
   #exclusive(fn) {

@@ -116,17 +116,29 @@ function pathFileIfExists(path) {
   return st && st.isFile() ? pathFile(path, st.size) : null;
 }
 
+// A config file beside a model, read synchronously whatever its size: the model reads it
+// on first use (open.js lateConfigs), maybe inside a synchronous getter (`info`).
+function configFileIfExists(path) {
+  const file = pathFileIfExists(path);
+  if (file) file.syncReadMax = Infinity;
+  return file;
+}
+
 // A file, a folder or an index, with the files the native CLI adds (local_files.cpp), in
 // its order: the entry, shards (a folder's, or those an index names), then the config
 // files beside it (configFileNames(): the core's list). A file's source is made
-// synchronously (no promise per config file looked for); a folder's listing is awaited.
+// synchronously; its config files are looked for only when needed (`lateConfigs`, called
+// by open.js when the core says they could change the open, else on the model's first
+// use): their three stats cost more than opening a small header. A folder's listing is
+// awaited, and names its config files.
 function pathSource(path) {
   const st = statPath(path);
   if (st.isDirectory()) return folderSource(path);
   const folder = dirname(path);
   const name = basename(path);
-  const configs = configFileNames().filter((n) => n !== name).map((n) => pathFileIfExists(join(folder, n)));
-  return sourceOf(folder, pathFile(path, st.size), [], configs);
+  const source = sourceOf(folder, pathFile(path, st.size), [], []);
+  source.lateConfigs = () => configFileNames().filter((n) => n !== name).map((n) => configFileIfExists(join(folder, n))).filter(Boolean);
+  return source;
 }
 
 async function folderSource(path) {

@@ -8,10 +8,11 @@ import { blobFile, fetchWithHeaders, fileListSource, isUrl, memoryFile, urlSourc
 // Limits go to the core as given (camelCase, or ParseLimits' snake_case): it checks them
 // and the first call that can fail (parse) reports a bad one.
 export function limitsJson(limits) {
-  if (limits !== undefined && limits !== null && (typeof limits !== 'object' || Array.isArray(limits))) {
+  if (limits === undefined || limits === null) return '{}';  // no JSON.stringify per open
+  if (typeof limits !== 'object' || Array.isArray(limits)) {
     throw new AmnError('invalid_argument', 'open(): limits must be an object');
   }
-  return JSON.stringify(limits ?? {});
+  return JSON.stringify(limits);
 }
 
 // Sources every environment understands; `extra` (Node) handles paths and FileHandles.
@@ -80,8 +81,18 @@ export async function openModel(loadCore, source, options = {}, hooks) {
     const parse = () => drive(M, session, files, () => session.parse(), { signal, onNeedFiles, what: 'parse' });
     await parse();
     if (later && await addLater()) await parse();  // an index that named no missing shard
+    // Config files looked for only when needed (a path: resolved.lateConfigs): now, when
+    // the core says they could change what it found (then it opens again with them),
+    // else on the model's first use (model.js), which reads them as this open would have.
+    let lateConfigs = resolved.lateConfigs || null;
+    if (lateConfigs && session.configMatters()) {
+      const refs = lateConfigs().filter((ref) => !files.has(ref.name));
+      lateConfigs = null;
+      for (const ref of refs) files.add(ref);
+      if (refs.length > 0) await parse();
+    }
     session.releaseData();
-    return new Model(M, session, files, hooks);
+    return new Model(M, session, files, hooks, lateConfigs);
   } catch (err) {
     session.delete();
     await files.close();

@@ -45,6 +45,10 @@ export class FileTable {
 
 // Sorted, merged ranges per file: one read for bytes the core asked for in pieces.
 export function coalesce(ranges) {
+  if (ranges.length === 1) {  // the usual answer (a header's first read): nothing to merge
+    const [r] = ranges;
+    return r.length > 0 ? [{ file: r.file, offset: r.offset, length: r.length }] : [];
+  }
   const sorted = [...ranges].filter((r) => r.length > 0)
     .sort((a, b) => a.file - b.file || a.offset - b.offset);
   const out = [];

@@ -148,9 +148,12 @@ const loaded = () => {
   if (!core) throw new AmnError('internal', 'the core is not loaded');
   return core;
 };
-export const isUrl = (s) => loaded().isUrl(s);
+// Both of the core's prefixes (http:// or https://, ollama:) hold a colon: a string
+// without one (most paths) is neither, without a string copied into WASM memory per open.
+const mayHavePrefix = (s) => String(s).includes(':');
+export const isUrl = (s) => mayHavePrefix(s) && loaded().isUrl(s);
 export const entryIsIndex = (name) => loaded().entryIsIndex(name);
-export const isOllamaSpec = (s) => typeof s === 'string' && loaded().isOllamaSpec(s);
+export const isOllamaSpec = (s) => typeof s === 'string' && mayHavePrefix(s) && loaded().isOllamaSpec(s);
 // One step of resolving an `ollama:` name (npm/lib/ollama.js drives the loop).
 export function ollamaStep(facts, manifest) {
   const st = JSON.parse(loaded().ollamaStep(JSON.stringify(facts), manifest));

@@ -2,6 +2,7 @@
 
 #include "schemes/context.h"
 #include "schemes/quant_config.h"
+#include "schemes/util.h"
 
 namespace amn {
 
@@ -65,6 +66,16 @@ Status detect_schemes(Model& model, FileSet& files) {
   AMN_TRY(detect_fp8(ctx));
   if (model.logical.empty()) model.part_of.clear();
   return {};
+}
+
+bool config_matters_at_open(const Model& model) {
+  if (model.format != ModelFormat::safetensors) return false;  // detect_schemes reads only these
+  for (const auto& t : model.tensors) {
+    const bool plain = t.dtype == DType::F16 || t.dtype == DType::BF16 || t.dtype == DType::F32 || t.dtype == DType::F64 ||
+                       t.dtype == DType::I64 || t.dtype == DType::BOOL;
+    if (!plain || schemes::has_stem_and_suffix(t.name, ".qweight")) return true;
+  }
+  return false;
 }
 
 }  // namespace amn

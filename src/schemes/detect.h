@@ -15,4 +15,16 @@ namespace amn {
 // bitsandbytes quant_state); their missing ranges come back as one need_bytes error.
 Status detect_schemes(Model& model, FileSet& files);
 
+// Whether the config files beside `model` (opened without them) could change what
+// detect_schemes finds: some record may be a detector's candidate, i.e. is stored as
+// anything but a float of 16 bits or more, I64 or BOOL (the buffers plain models keep:
+// position_ids, masks; the schemes' packed weights, codes and quant_states are I32, U32,
+// U8, I8 or F8, and an I64 weight_shape is only looked up from an I32 weight_packed), or
+// is a GPTQ / AWQ `*.qweight` (those are picked by name). When it cannot, the configs
+// only add their own fields (config.json, the quantizer config, their warnings) and may
+// be read after the open (session/open.h read_late_config). A detector that starts from
+// a record of one of the plain dtypes must narrow the list
+// (tests_native/test_late_config.cpp opens every fixture both ways).
+bool config_matters_at_open(const Model& model);
+
 }  // namespace amn

@@ -16,6 +16,7 @@
 #include "formats/safetensors/index.h"
 #include "formats/safetensors/parse.h"
 #include "schemes/detect.h"
+#include "schemes/quant_config.h"
 #include "session/registry.h"
 
 namespace amn {
@@ -62,6 +63,10 @@ Status read_config(FileSet& files, const ParseLimits& limits, Model& model) {
   }
   return {};
 }
+
+// Whether the format's open reads the config files beside it (GGUF keeps its own
+// metadata: open_gguf only lists them).
+bool reads_config(ModelFormat format) { return format != ModelFormat::gguf; }
 
 bool is_torch_name(std::string_view name) {
   return name.ends_with(".bin") || name.ends_with(".pt") || name.ends_with(".pth") || name.ends_with(".ckpt");
@@ -441,6 +446,26 @@ Error no_model_files(std::string_view folder) {
 Error url_not_read_here(std::string_view url) {
   return make_error(ErrorCode::unsupported, "cannot open " + std::string(url) +
                                                 ": amn reads local files; npx amn and the npm package read http(s) URLs");
+}
+
+Status read_late_config(FileSet& files, const ParseLimits& limits, Model& model) {
+  // Into a scratch model first: a need_bytes leaves `model` as it was.
+  Model late;
+  late.format = model.format;
+  if (reads_config(model.format)) AMN_TRY(read_config(files, limits, late));
+  for (uint32_t i = static_cast<uint32_t>(model.files.size()); i < files.count(); ++i) {
+    model.files.push_back({files.name(i), files.size(i), 0});
+  }
+  model.config_json = std::move(late.config_json);
+  model.quant_config_json = std::move(late.quant_config_json);
+  model.quant_config_file = std::move(late.quant_config_file);
+  for (auto& w : late.warnings) model.warnings.push_back(std::move(w));
+  // What detect_schemes adds besides its detectors' claims (none here: the config did
+  // not matter at open): the quantizer config's disagreements with config.json.
+  if (model.format == ModelFormat::safetensors) {
+    for (auto& w : schemes::choose_quant_config(model).warnings) model.warnings.push_back(std::move(w));
+  }
+  return {};
 }
 
 bool is_config_file_name(std::string_view name) {

@@ -16,6 +16,16 @@ namespace amn {
 
 Result<Model> open_model(FileSet& files, const ParseLimits& limits);
 
+// A shell that looks for the config files only when they are needed (the npm package,
+// for a model file given by path: three stats, more than parsing a small header) opens
+// the model without them; when config_matters_at_open (schemes/detect.h) says they could
+// change what the open finds, it declares those present and opens again. Otherwise it
+// declares them on the model's first use and calls this: the files declared past
+// model.files are added and read as open_model would have read them (the same fields,
+// warnings in the same order), so the model equals one opened with them. May answer
+// need_bytes (the model is left unchanged); call again after supplying them.
+Status read_late_config(FileSet& files, const ParseLimits& limits, Model& model);
+
 // Given the names in a folder, the files a model opened from that folder is made of,
 // entry first: the *.safetensors.index.json if there is exactly one, else every
 // *.safetensors file (sorted); then the config files present (kConfigFileNames order).

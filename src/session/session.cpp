@@ -3,6 +3,7 @@
 #include "core/json.h"
 #include "report/lethe.h"
 #include "report/report.h"
+#include "schemes/detect.h"
 #include "schemes/forget_like.h"
 #include "session/forget.h"
 #include "session/open.h"
@@ -38,6 +39,13 @@ Status Session::parse() {
   AMN_ASSIGN(auto model, open_model(files_, limits_));
   model_ = std::move(model);
   return {};
+}
+
+bool Session::config_matters() const { return model_ && config_matters_at_open(*model_); }
+
+Status Session::read_late_config() {
+  if (!model_) return no_model();
+  return amn::read_late_config(files_, limits_, *model_);
 }
 
 std::string Session::info_json() const { return model_ ? model_info_json(*model_) : std::string(); }

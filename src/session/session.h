@@ -37,6 +37,11 @@ class Session {
   // Opens the model from the declared files (file 0 is the entry). need_bytes /
   // need_files: supply them and call again.
   Status parse();
+  // A model opened before its config files were looked for (session/open.h
+  // read_late_config): whether they could change what parse() found (then declare those
+  // present and parse again), and, when not, reading the ones declared since.
+  bool config_matters() const;
+  Status read_late_config();
   const Model* model() const { return model_ ? &*model_ : nullptr; }
   std::string info_json() const;
   std::string render_text(std::string_view kind) const;  // "inspect" or "parse"

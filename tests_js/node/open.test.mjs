@@ -162,6 +162,48 @@ test('quantize_config.json and quant_config.json ride along after config.json, o
   await folder.close();
 });
 
+// A file given by path looks for its config files only when needed (node-io.js
+// lateConfigs): at open when the core says they could change what it finds (a quantized
+// layer: the quantizer's config decides GPTQ or AWQ), else on first use. Either way the
+// model is the one the eager sources (a File array) give, and the native amn.
+test('a file given by path reads the config files beside it, at open or on first use', async (t) => {
+  const dir = await tempDir(t);
+  const own = { bits: 4, group_size: 32, checkpoint_format: 'gptq_v2' };
+  const config = { model_type: 'test', hidden_size: 4 };
+  const packed = (n) => new Uint8Array(n).fill(0x11);
+  const scales = new Uint8Array(new Uint16Array(2 * 8).fill(0x211f).buffer);  // F16 0.01
+  await writeFile(join(dir, 'plain.safetensors'), sampleBytes());
+  await writeFile(join(dir, 'quant.safetensors'), makeSafetensors([
+    { name: 'l.qweight', dtype: 'I32', shape: [8, 8], data: packed(8 * 8 * 4) },
+    { name: 'l.qzeros', dtype: 'I32', shape: [2, 1], data: packed(2 * 4) },
+    { name: 'l.scales', dtype: 'F16', shape: [2, 8], data: scales },
+  ]));
+  await writeFile(join(dir, 'config.json'), JSON.stringify(config));
+  await writeFile(join(dir, 'quantize_config.json'), JSON.stringify(own));
+  await writeFile(join(dir, 'quant_config.json'), '{not json');
+  for (const name of ['plain.safetensors', 'quant.safetensors']) {
+    const named = ['config.json', 'quantize_config.json', 'quant_config.json', name];
+    const files = await Promise.all(named.map(async (n) => new File([await readFile(join(dir, n))], n)));
+    const eager = await amn.open(files);
+    const model = await amn.open(join(dir, name));
+    assert.deepEqual(model.info.files.map((f) => f.name), [name, 'config.json', 'quantize_config.json', 'quant_config.json'], name);
+    assert.deepEqual(model.info.config, config, name);
+    assert.deepEqual(model.info.quantize_config, { file: 'quantize_config.json', config: own }, name);
+    assert.deepEqual(model.info, eager.info, name);
+    assert.equal(model.text(), eager.text(), name);
+    await model.close();
+    // text() before info: any first use reads them.
+    const again = await amn.open(join(dir, name));
+    assert.equal(again.text(), eager.text(), name);
+    await again.close();
+    await eager.close();
+  }
+  // Which way each took: the quantized layer's scheme needs the config at open.
+  const quant = await amn.open(join(dir, 'quant.safetensors'));
+  assert.equal(quant.info.logical.length, 1);
+  await quant.close();
+});
+
 test('a missing shard is an io error naming it', async (t) => {
   const dir = await shardedFolder(t);
   const { rm } = await import('node:fs/promises');
