@@ -64,6 +64,11 @@ bool mlx_ranges(const float* values, uint64_t groups, uint64_t group, uint32_t b
 // Their packed codes with each group's F32 scale and bias (after mlx_ranges said true).
 void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, const float* scale,
                const float* bias, uint8_t* packed);
+// --reuse-scales: the same with the stored scales and biases (as F32; scales' dtype t),
+// each code corrected to a neighbour that dequantizes to the value exactly. False
+// (nothing done) on the bits and groups mlx_ranges refuses.
+bool mlx_reuse_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, DType t, const float* scale,
+                     const float* bias, uint8_t* packed);
 
 // MLX fp modes (mlx_fp_quantize_rows), `groups` groups of `group` values: each one's
 // max(abs(w)) as MLX reduces it (NaN if the group holds one). False (nothing done) unless
@@ -71,8 +76,15 @@ void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bi
 bool mlx_fp_amax(const float* values, uint64_t groups, uint64_t group, float* amax);
 // Their codes with each group's divisor (in dtype t): E4M3 bytes (`fp8`), else E2M1
 // argmin codes over differences rounded to `code_dtype`, packed two per byte, even low.
-// Only after mlx_fp_amax said true.
-void mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
-                  const float* divisor, uint8_t* codes);
+// `reuse` (--reuse-scales): each group's stored scale as F32, a value that a code's value
+// times it gives exactly taking that code; nullptr otherwise. False (nothing done) on the
+// groups mlx_fp_amax refuses.
+bool mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
+                  const float* divisor, const float* reuse, uint8_t* codes);
+// Each group's scale byte and divisor from its amax (mlx_fp_encode.cpp group_scale): nvfp4
+// an E4M3 scale; else an E8M0 one, its exponent from `thresholds` (the reference's
+// mlx_fp_exponent_thresholds(t)). False (nothing done) when thresholds is null for them.
+bool mlx_fp_scales(const float* amax, uint64_t groups, bool nvfp4, float maxval, DType t, const int32_t* thresholds,
+                   uint8_t* scale_bytes, float* divisor);
 
 }  // namespace amn::lethe::simd
