@@ -613,3 +613,19 @@ TEST_CASE("lethe simd: MLX fp scales at every binade's exponent threshold on eve
     }
   }
 }
+
+TEST_CASE("lethe simd: torch's float32 mean (double quantization's offset) on every implementation", "[lethe][simd]") {
+  // Magnitudes spread over many binades, so that any other order of the adds rounds
+  // differently; NaN-free (absmax values), signs mixed to make cancellations.
+  std::mt19937 rng(17);
+  std::vector<float> v(200000);
+  for (auto& x : v) x = std::ldexp(std::normal_distribution<float>(0.0f, 1.0f)(rng), int(rng() % 40) - 20);
+  check_every_impl("torch_mean_f32", [&] {
+    std::vector<float> out;
+    for (const size_t n : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4097, 32767, 32768, 40000, 200000})
+      for (const unsigned threads : {1u, 3u, 8u})
+        for (const size_t at : {size_t(0), size_t(5)})
+          out.push_back(torch_mean_f32(v.data() + at, std::min(n, v.size() - at), threads));
+    return bytes(out);
+  });
+}

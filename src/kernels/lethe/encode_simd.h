@@ -54,8 +54,12 @@ bool mxfp4_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* bloc
 // bitsandbytes quantize_blockwise, one block: the first values' max |x| (NaN passed
 // over, from 0) to *am; returns how many it took (whole vectors), the caller goes on.
 uint64_t bnb_blockwise_absmax(const float* in, uint64_t n, float* am);
-// The LUT index of the first values times `inv` (norm_to_lut_index); returns how many.
-uint64_t bnb_blockwise_index(const float* in, uint64_t n, float inv, uint16_t* index);
+// The codes of the first values times `inv`: lut[norm_to_lut_index(x * inv)], `lut` 65536
+// bytes and 3 of padding; returns how many.
+uint64_t bnb_blockwise_codes(const float* in, uint64_t n, float inv, const uint8_t* lut, uint8_t* codes);
+// torch_mean_f32's cascade_sum_run on n >= 8 values: the sum its 8-lane vector path makes.
+// False when not done.
+bool bnb_cascade_sum(const float* x, int64_t n, float* sum);
 
 // MLX affine, `groups` groups of `group` values: each one's max and min as MLX's std::max /
 // std::min find them (NaN passed over). False (nothing done) unless bits is 2, 3, 4, 5, 6
