@@ -8,6 +8,10 @@
 //    std::min(q, n_bins) as written (NaN kept), NaN -> 0, packed LSB first (4 bits: the
 //    even element low, loaded apart from the odd one; 2, 3, 5 and 6 bits: the codes
 //    stored as bytes, then every 8 of them packed into `bits` bytes in a u64 lane).
+//  - --reuse-scales: the same codes with the stored scale and bias, then the reference's
+//    correction: mx.dequantize's round(round(c * scale) + bias) in the scales' dtype
+//    (RoundToBF16 / RoundToF16, unfused) for q, q - 1 and q + 1; q if it gives the value
+//    exactly, else q - 1, else q + 1 if they do (within [0, n_bins]).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE

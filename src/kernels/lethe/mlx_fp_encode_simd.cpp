@@ -1,7 +1,12 @@
 // MLX's fp modes (mxfp4, nvfp4, mxfp8) in Highway (encode_simd.h), compiled here once per
 // Highway target (foreach_target.h re-includes this file); the same bytes as the reference
-// (mlx_fp_encode.cpp) on every target. Each group's scale byte and divisor stay the
-// reference's scalar code (one log2 per 16 or 32 values); what is vectorized:
+// (mlx_fp_encode.cpp) on every target. What is vectorized:
+//  - scales, one group per lane (GroupScales): s = amax / max in the dtype; nvfp4 its E4M3
+//    byte and value; mxfp4 / mxfp8 the exponent rint(log2(s)) looked up rather than
+//    computed: per binade of s it is E below a threshold and E + 1 from it on, and the
+//    thresholds are found at first use with the reference's own mlx_fp_exponent (this
+//    platform's log2f), so the lookup is that function wherever it is monotonic; then
+//    2^e exact and the byte, the non-finite cases spelled out;
 //  - amax: AbsMaxBits (encode-inl.h), the integer max of the sign-cleared bits: the float
 //    max for non-negative floats, and above 0x7F800000 when the group holds a NaN, which
 //    MLX's reduction makes the amax.
@@ -12,6 +17,9 @@
 //    sign kept) or the E2M1 argmin: the 16 distances |x - lut[k]| each rounded to the
 //    dtype, the first index of the smallest (a tournament, see Fp4Code; NaN: 0); FP4
 //    codes of whole groups as bytes, then packed two per byte in i16 lanes.
+//  - --reuse-scales: the same codes with the stored scales, then exact_code: a value that
+//    a code's value times the scale gives exactly (same bits, not NaN) takes that code
+//    (the computed one first, then mxfp8's 0x7F / 0xFF, or FP4's first k).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
