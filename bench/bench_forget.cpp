@@ -1,6 +1,7 @@
 // Forget (lethe) encoder throughput (kernels/lethe: bitsandbytes NF4 / FP4 / INT8, FP8
-// block / channel / tensor, MXFP4, NVFP4, MLX affine and fp modes) on one 4096 x 11008 F32
-// layer of weight-like values (seeded normal, sigma 0.02), one thread, best of 5 runs, against memcpy
+// block / channel / tensor, MXFP4, NVFP4, MLX affine and fp modes, with --reuse-scales
+// too) on one 4096 x 11008 F32 layer of weight-like values (seeded normal, sigma 0.02),
+// one thread, best of 5 runs, against memcpy
 // of the same input bytes (the bandwidth yardstick: an encoder "at memory speed" is as fast
 // as copying its input). Each run is the whole tensor's encode as the schemes call it:
 // scales (and a tensor's amax, a global scale, double quantization) and codes; not the
@@ -49,6 +50,8 @@ struct Case {
   std::string name;
   std::vector<Out> outs;
   std::function<void(const float* in, std::vector<Out>& outs)> run;
+  // Run once before the timed runs (--reuse-scales: the scales the run reads).
+  std::function<void(const float* in, std::vector<Out>& outs)> prepare = {};
 };
 
 template <class T>
@@ -153,6 +156,20 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
                                                        o[1].bytes.data(), o[2].bytes.data());
                      }});
   }
+  // --reuse-scales (forget --like REF): the same codes with REF's scales and biases given
+  // (here the ones the encoder made), each value checked against its code's neighbours.
+  for (const uint32_t bits : {4u, 8u}) {
+    const auto encode = [=](const float* in, std::vector<Out>& o, bool reuse) {
+      lethe::mlx_affine_quantize_rows(in, rows, cols, bits, 64, DType::F32, o[0].bytes.data(), o[1].bytes.data(),
+                                      o[2].bytes.data(), reuse);
+    };
+    cases.push_back({"mlx_affine" + std::to_string(bits) + "_g64_reuse",
+                     {{"weight", std::vector<uint8_t>(n * bits / 8)},
+                      {"scales", std::vector<uint8_t>(n / 64 * 4)},
+                      {"biases", std::vector<uint8_t>(n / 64 * 4)}},
+                     [=](const float* in, std::vector<Out>& o) { encode(in, o, true); },
+                     [=](const float* in, std::vector<Out>& o) { encode(in, o, false); }});
+  }
   // mx.quantize(w, mode=...) of an F32 weight: E8M0 (mxfp4, mxfp8) or E4M3 (nvfp4) scales.
   for (const auto mode : {amn::quant::MlxFpMode::mxfp4, amn::quant::MlxFpMode::nvfp4, amn::quant::MlxFpMode::mxfp8}) {
     const auto& f = amn::quant::mlx_fp_format(mode);
@@ -161,6 +178,16 @@ std::vector<Case> make_cases(uint64_t rows, uint64_t cols) {
                      [=](const float* in, std::vector<Out>& o) {
                        lethe::mlx_fp_quantize_rows(mode, in, rows, cols, DType::F32, o[0].bytes.data(), o[1].bytes.data());
                      }});
+  }
+  for (const auto mode : {amn::quant::MlxFpMode::mxfp4, amn::quant::MlxFpMode::mxfp8}) {
+    const auto& f = amn::quant::mlx_fp_format(mode);
+    const auto encode = [=](const float* in, std::vector<Out>& o, bool reuse) {
+      lethe::mlx_fp_quantize_rows(mode, in, rows, cols, DType::F32, o[0].bytes.data(), o[1].bytes.data(), reuse);
+    };
+    cases.push_back({std::string("mlx_") + f.name + "_reuse",
+                     {{"weight", std::vector<uint8_t>(n * f.bits / 8)}, {"scales", std::vector<uint8_t>(n / f.group_size)}},
+                     [=](const float* in, std::vector<Out>& o) { encode(in, o, true); },
+                     [=](const float* in, std::vector<Out>& o) { encode(in, o, false); }});
   }
   return cases;
 }
@@ -199,6 +226,7 @@ int main(int argc, char** argv) {
   auto cases = make_cases(rows, cols);
   for (auto& c : cases) {
     double enc = 1e30, cpy = 1e30;
+    if (c.prepare) c.prepare(input.data(), c.outs);
     for (int r = 0; r < kRuns; ++r) {
       enc = std::min(enc, amn::bench::best_seconds(1, [&] { c.run(input.data(), c.outs); }));
       cpy = std::min(cpy, amn::bench::best_seconds(1, [&] { std::memcpy(copy.data(), input.data(), n * 4); }));

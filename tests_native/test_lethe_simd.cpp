@@ -30,6 +30,8 @@
 #include "kernels/lethe/mxfp4_encode.h"
 #include "kernels/lethe/nvfp4_encode.h"
 #include "kernels/lethe/torch_ops.h"
+#include "kernels/quant/fp4_values.h"
+#include "kernels/quant/packed.h"
 
 using namespace amn;
 using namespace amn::lethe;
@@ -450,5 +452,180 @@ TEST_CASE("lethe simd: quantize_blockwise (double quantization's second pass) on
     const auto o = bytes(std::vector<float>{offset});
     out.insert(out.end(), o.begin(), o.end());
     return out;
+  });
+}
+
+namespace {
+
+// A value of dtype dt (F32, BF16 or F16) nearest x.
+float in_dtype(DType dt, float x) {
+  if (dt == DType::F32) return x;
+  return dt == DType::BF16 ? scalar::bf16_to_f32(scalar::f32_to_bf16(x)) : scalar::f16_to_f32(scalar::f32_to_f16(x));
+}
+
+}  // namespace
+
+TEST_CASE("lethe simd: MLX affine --reuse-scales on every implementation", "[lethe][simd]") {
+  for (const uint64_t group : {32, 64, 128}) {
+    const uint64_t rows = 5, cols = 4 * group, groups = rows * cols / group;
+    for (const uint32_t bits : {2u, 3u, 4u, 5u, 6u, 8u})
+      for (const DType dt : {DType::F32, DType::BF16, DType::F16}) {
+        const size_t es = dt == DType::F32 ? 4 : 2;
+        const float n_bins = float((1u << bits) - 1);
+        auto v = adversarial(rows * cols, uint32_t(group + bits));
+        for (auto& x : v) x = in_dtype(dt, x);
+        // The reference's own scales and biases, then values that codes dequantize to
+        // exactly (what remember writes), whose nearest code may be a neighbour of the
+        // exact one: the correction's cases.
+        std::vector<uint8_t> packed(rows * cols * bits / 8), scales(groups * es), biases(groups * es);
+        {
+          RestoreImpl restore;
+          REQUIRE(amn::force_impl("scalar"));
+          mlx_affine_quantize_rows(v.data(), rows, cols, bits, group, dt, packed.data(), scales.data(), biases.data());
+        }
+        std::mt19937 rng(bits * 7 + uint32_t(group));
+        // Every other group's bias made large against its scale (the dtype's rounding then
+        // merges neighbouring codes' values).
+        for (uint64_t g = 1; g < groups; g += 2) {
+          const float b = in_dtype(dt, quant::load_quant_float(dt, scales.data(), g) * float(50 + g * 37 % 700));
+          if (dt == DType::F32) std::memcpy(&biases[g * 4], &b, 4);
+          else {
+            const uint16_t h = dt == DType::BF16 ? scalar::f32_to_bf16(b) : scalar::f32_to_f16(b);
+            std::memcpy(&biases[g * 2], &h, 2);
+          }
+        }
+        std::vector<float> w(v);
+        for (uint64_t g = 0; g < groups; ++g) {
+          const float s = quant::load_quant_float(dt, scales.data(), g), b = quant::load_quant_float(dt, biases.data(), g);
+          const auto back = [&](uint32_t c) { return in_dtype(dt, in_dtype(dt, float(c) * s) + b); };
+          // The values whose nearest code is not the one that gives them (q - 1 or q + 1
+          // corrects it), then random codes' values.
+          std::vector<float> moved;
+          for (uint32_t c = 0; c <= uint32_t(n_bins); ++c) {
+            const float x = back(c);
+            const float q = std::min(std::max(std::rint((x - b) / s), 0.0f), n_bins);
+            if (q != float(c)) moved.push_back(x);
+          }
+          for (uint64_t j = 0; j < group; ++j) {
+            if (!moved.empty() && j % 2 == 0) w[g * group + j] = moved[(j / 2) % moved.size()];
+            else if (rng() % 4 != 0) w[g * group + j] = back(rng() % (uint32_t(n_bins) + 1));
+          }
+        }
+        // Degenerate stored scales in the last groups: 0, negative, NaN, Inf, tiny.
+        std::vector<uint8_t> odd_scales(scales);
+        const float odd[] = {0.0f, -0.5f, from_bits(0x7FC00000u), std::numeric_limits<float>::infinity(), 1e-30f};
+        for (uint64_t k = 0; k < 5; ++k) {
+          const float x = in_dtype(dt, odd[k]);
+          if (dt == DType::F32) std::memcpy(&odd_scales[(groups - 1 - k) * 4], &x, 4);
+          else {
+            const uint16_t h = dt == DType::BF16 ? scalar::f32_to_bf16(x) : scalar::f32_to_f16(x);
+            std::memcpy(&odd_scales[(groups - 1 - k) * 2], &h, 2);
+          }
+        }
+        for (const auto* sc : {&scales, &odd_scales})
+          check_every_impl("mlx affine reuse bits " + std::to_string(bits) + " group " + std::to_string(group) + " " +
+                               std::string(dtype_info(dt).name),
+                           [&] {
+                             std::vector<uint8_t> out(packed.size()), s2(*sc), b2(biases);
+                             mlx_affine_quantize_rows(w.data(), rows, cols, bits, group, dt, out.data(), s2.data(),
+                                                      b2.data(), true);
+                             return out;
+                           });
+      }
+  }
+}
+
+TEST_CASE("lethe simd: MLX mxfp4, nvfp4, mxfp8 --reuse-scales on every implementation", "[lethe][simd]") {
+  using quant::MlxFpMode;
+  const uint64_t rows = 7, cols = 160;
+  for (const MlxFpMode mode : {MlxFpMode::mxfp4, MlxFpMode::nvfp4, MlxFpMode::mxfp8})
+    for (const DType dt : {DType::F32, DType::BF16, DType::F16}) {
+      const auto& f = quant::mlx_fp_format(mode);
+      const uint64_t groups = rows * cols / f.group_size;
+      // Every scale byte over the groups (E8M0 0 and 255, E4M3's 0x7F / 0xFF and zeros),
+      // and values that are a code's value times the group's scale (remember's output:
+      // E4M3's 480 and -0.0 among them), mixed with adversarial ones.
+      std::vector<uint8_t> given(groups);
+      for (uint64_t g = 0; g < groups; ++g) given[g] = static_cast<uint8_t>(g * 37 + 11);
+      given[0] = 0;
+      given[1] = 255;
+      given[2] = 0x7F;
+      given[3] = 127;  // scale 1 (E8M0) or 1.875 * 2^-8... any
+      std::mt19937 rng(uint32_t(f.group_size + uint64_t(dt)));
+      auto w = adversarial(rows * cols, 33);
+      for (uint64_t g = 0; g < groups; ++g) {
+        const float scale = mode == MlxFpMode::nvfp4 ? quant::mlx_e4m3_to_f32(given[g]) : quant::mlx_e8m0_to_f32(given[g]);
+        for (uint64_t j = 0; j < f.group_size; ++j) {
+          if (rng() % 4 == 0) continue;
+          const uint32_t c = rng() % (f.bits == 4 ? 16 : 256);
+          const float value = f.bits == 4 ? quant::kE2M1Signed[c] : quant::mlx_e4m3_to_f32(uint8_t(c));
+          w[g * f.group_size + j] = value * scale;
+        }
+      }
+      for (auto& x : w) x = in_dtype(dt, x);
+      check_every_impl("mlx " + std::string(f.name) + " reuse " + std::string(dtype_info(dt).name), [&] {
+        std::vector<uint8_t> codes(rows * cols * f.bits / 8), scales(given);
+        mlx_fp_quantize_rows(mode, w.data(), rows, cols, dt, codes.data(), scales.data(), true);
+        return codes;
+      });
+    }
+}
+
+TEST_CASE("lethe simd: MLX fp scales at every binade's exponent threshold on every implementation", "[lethe][simd]") {
+  using quant::MlxFpMode;
+  for (const DType dt : {DType::F32, DType::BF16, DType::F16}) {
+    const int32_t* thresholds = mlx_fp_exponent_thresholds(dt);
+    REQUIRE(thresholds != nullptr);
+    // Each binade's threshold is where mlx_fp_exponent steps up (its neighbours checked).
+    for (int E = -149; E <= 127; ++E) {
+      const uint32_t t = uint32_t(thresholds[E + 149]);
+      const uint32_t hi = E >= -126 ? (E == 127 ? 0x7F800000u : uint32_t(E + 128) << 23) : uint32_t(1) << (E + 150);
+      if (t == hi) continue;  // no step in this binade
+      INFO("binade " << E << " threshold " << t);
+      CHECK(mlx_fp_exponent(dt, bit_cast<float>(t)) == float(E + 1));
+      CHECK(mlx_fp_exponent(dt, bit_cast<float>(t - 1)) == float(E));
+    }
+    for (const MlxFpMode mode : {MlxFpMode::mxfp4, MlxFpMode::nvfp4, MlxFpMode::mxfp8}) {
+      const auto& f = quant::mlx_fp_format(mode);
+      // One group per candidate amax: around each threshold (times the mode's max), every
+      // power of two, subnormal scales, 0, Inf, NaN; the group's other values below it.
+      std::vector<float> amax = {0.0f, std::numeric_limits<float>::infinity(), from_bits(0x7FC00000u), 1e-45f,
+                                 std::numeric_limits<float>::max()};
+      for (int E = -149; E <= 127; ++E) {
+        const uint32_t t = uint32_t(thresholds[E + 149]);
+        for (int d = -3; d <= 3; ++d) {
+          for (const uint32_t step : {1u, 1u << 13, 1u << 16})
+            amax.push_back(bit_cast<float>(t + uint32_t(d) * step) * f.maxval);
+          amax.push_back(std::ldexp(1.0f + float(d + 3) / 8.0f, E) * f.maxval);
+        }
+      }
+      const uint64_t cols = f.group_size * 8, rows = (amax.size() + 7) / 8;
+      std::vector<float> w(rows * cols, 0.0f);
+      for (size_t g = 0; g < amax.size(); ++g)
+        for (uint64_t j = 0; j < f.group_size; ++j)
+          w[g * f.group_size + j] = in_dtype(dt, j == g % f.group_size ? amax[g] : amax[g] * float(j % 7) / 8.0f * (j % 2 ? -1.0f : 1.0f));
+      check_every_impl("mlx " + std::string(f.name) + " scales " + std::string(dtype_info(dt).name), [&] {
+        std::vector<uint8_t> codes(rows * cols * f.bits / 8), scales(rows * cols / f.group_size);
+        mlx_fp_quantize_rows(mode, w.data(), rows, cols, dt, codes.data(), scales.data());
+        codes.insert(codes.end(), scales.begin(), scales.end());
+        return codes;
+      });
+    }
+  }
+}
+
+TEST_CASE("lethe simd: torch's float32 mean (double quantization's offset) on every implementation", "[lethe][simd]") {
+  // Magnitudes spread over many binades, so that any other order of the adds rounds
+  // differently; NaN-free (absmax values), signs mixed to make cancellations.
+  std::mt19937 rng(17);
+  std::vector<float> v(200000);
+  for (auto& x : v) x = std::ldexp(std::normal_distribution<float>(0.0f, 1.0f)(rng), int(rng() % 40) - 20);
+  check_every_impl("torch_mean_f32", [&] {
+    std::vector<float> out;
+    for (const size_t n : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4097, 32767, 32768, 40000, 200000})
+      for (const unsigned threads : {1u, 3u, 8u})
+        for (const size_t at : {size_t(0), size_t(5)})
+          out.push_back(torch_mean_f32(v.data() + at, std::min(n, v.size() - at), threads));
+    return bytes(out);
   });
 }

@@ -15,6 +15,7 @@
 #include "kernels/cast.h"
 #include "kernels/lethe/encode_simd.h"
 #include "kernels/lethe/torch_ops.h"  // absmax
+#include "kernels/lethe/torch_sum.h"
 
 namespace amn::lethe {
 namespace {
@@ -151,59 +152,12 @@ inline void add(float& a, float b) { a += b; }
 inline void add(Vec8& a, const Vec8& b) {
   for (int l = 0; l < kLanes; ++l) a.v[l] += b.v[l];
 }
-template <class T>
-T zero() {
-  return T{};
-}
-
-int64_t ceil_log2(int64_t x) {  // utils::CeilLog2
-  if (x <= 2) return 1;
-  return 64 - std::countl_zero(static_cast<uint64_t>(x) - 1);
-}
-
-// multi_row_sum<T, nrows=4>: row i is load(4 * i + k) for k < 4, summed in cascading levels.
-template <class T, class Load>
-std::array<T, 4> multi_row_sum(const Load& load, int64_t size) {
-  constexpr int64_t kLevels = 4;
-  const int64_t level_power = std::max<int64_t>(4, ceil_log2(size) / kLevels);
-  const int64_t level_step = int64_t{1} << level_power;
-  const int64_t level_mask = level_step - 1;
-  T acc[kLevels][4];
-  for (auto& row : acc)
-    for (auto& a : row) a = zero<T>();
-  int64_t i = 0;
-  for (; i + level_step <= size;) {
-    for (int64_t j = 0; j < level_step; ++j, ++i)
-      for (int k = 0; k < 4; ++k) add(acc[0][k], load(4 * i + k));
-    for (int64_t j = 1; j < kLevels; ++j) {
-      for (int k = 0; k < 4; ++k) {
-        add(acc[j][k], acc[j - 1][k]);
-        acc[j - 1][k] = zero<T>();
-      }
-      const int64_t mask = level_mask << (j * level_power);
-      if ((i & mask) != 0) break;
-    }
-  }
-  for (; i < size; ++i)
-    for (int k = 0; k < 4; ++k) add(acc[0][k], load(4 * i + k));
-  for (int64_t j = 1; j < kLevels; ++j)
-    for (int k = 0; k < 4; ++k) add(acc[0][k], acc[j][k]);
-  return {acc[0][0], acc[0][1], acc[0][2], acc[0][3]};
-}
-
-// row_sum<T> (ilp_factor 4).
-template <class T, class Load>
-T row_sum(const Load& load, int64_t size) {
-  const int64_t size_ilp = size / 4;
-  auto partial = multi_row_sum<T>(load, size_ilp);
-  for (int64_t i = size_ilp * 4; i < size; ++i) add(partial[0], load(i));
-  for (int k = 1; k < 4; ++k) add(partial[0], partial[k]);
-  return partial[0];
-}
 
 // The reduction loop on one contiguous run (cascade_sum's inner reductions): vectorized when
 // the run holds a whole vector, else scalar. Returns the value accumulated into the output.
 float cascade_sum_run(const float* x, int64_t n) {
+  float sum;
+  if (n >= kLanes && !reference_impl_forced() && simd::bnb_cascade_sum(x, n, &sum)) return sum;
   if (n >= kLanes) {
     const int64_t vec_size = n / kLanes;
     const auto vload = [x](int64_t j) {
@@ -211,13 +165,13 @@ float cascade_sum_run(const float* x, int64_t n) {
       std::memcpy(v.v, x + j * kLanes, sizeof v.v);
       return v;
     };
-    const Vec8 vacc = row_sum<Vec8>(vload, vec_size);
+    const Vec8 vacc = torch_sum::row_sum(vload, vec_size, Vec8{}, [](Vec8& a, const Vec8& b) { add(a, b); });
     float final_acc = 0;
     for (int64_t k = vec_size * kLanes; k < n; ++k) final_acc += x[k];
     for (int l = 0; l < kLanes; ++l) final_acc += vacc.v[l];
     return final_acc;
   }
-  return row_sum<float>([x](int64_t i) { return x[i]; }, n);
+  return torch_sum::row_sum([x](int64_t i) { return x[i]; }, n, 0.0f, [](float& a, float b) { a += b; });
 }
 
 }  // namespace
@@ -329,7 +283,7 @@ void build_quantize_lut(const float* code, uint8_t* lut) {
 }
 
 struct Lut {
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(kLutSize);
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(kLutSize + 3);  // padded: the SIMD gather reads 4 bytes
 };
 
 const uint8_t* dynamic_lut() {
@@ -363,7 +317,7 @@ void quantize_blockwise(const float* in, uint64_t count, uint64_t blocksize, con
   if (code == bnb_dynamic_map() || std::memcmp(code, bnb_dynamic_map(), 256 * sizeof(float)) == 0) {
     lut = dynamic_lut();
   } else {
-    own.resize(kLutSize);
+    own.resize(kLutSize + 3);
     build_quantize_lut(code, own.data());
     lut = own.data();
   }
@@ -387,16 +341,9 @@ void quantize_blockwise(const float* in, uint64_t count, uint64_t blocksize, con
       continue;
     }
     const float inv = 1.0f / am;
-    for (uint64_t i = start; i < end;) {
-      if (use_simd) {  // the indexes of a piece in SIMD, their lookups here
-        uint16_t index[256];
-        const uint64_t done = simd::bnb_blockwise_index(in + i, std::min<uint64_t>(end - i, 256), inv, index);
-        for (uint64_t k = 0; k < done; ++k) codes[i + k] = lut[index[k]];
-        i += done;
-        if (done == 256) continue;
-      }
-      for (; i < end; ++i) codes[i] = lut[norm_to_lut_index(in[i] * inv)];
-    }
+    uint64_t i = start;
+    if (use_simd) i += simd::bnb_blockwise_codes(in + i, end - i, inv, lut, codes + i);  // whole vectors
+    for (; i < end; ++i) codes[i] = lut[norm_to_lut_index(in[i] * inv)];
   }
 }
 

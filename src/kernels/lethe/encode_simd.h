@@ -54,8 +54,12 @@ bool mxfp4_rows(const float* values, uint64_t rows, uint64_t cols, uint8_t* bloc
 // bitsandbytes quantize_blockwise, one block: the first values' max |x| (NaN passed
 // over, from 0) to *am; returns how many it took (whole vectors), the caller goes on.
 uint64_t bnb_blockwise_absmax(const float* in, uint64_t n, float* am);
-// The LUT index of the first values times `inv` (norm_to_lut_index); returns how many.
-uint64_t bnb_blockwise_index(const float* in, uint64_t n, float inv, uint16_t* index);
+// The codes of the first values times `inv`: lut[norm_to_lut_index(x * inv)], `lut` 65536
+// bytes and 3 of padding; returns how many.
+uint64_t bnb_blockwise_codes(const float* in, uint64_t n, float inv, const uint8_t* lut, uint8_t* codes);
+// torch_mean_f32's cascade_sum_run on n >= 8 values: the sum its 8-lane vector path makes.
+// False when not done.
+bool bnb_cascade_sum(const float* x, int64_t n, float* sum);
 
 // MLX affine, `groups` groups of `group` values: each one's max and min as MLX's std::max /
 // std::min find them (NaN passed over). False (nothing done) unless bits is 2, 3, 4, 5, 6
@@ -64,6 +68,11 @@ bool mlx_ranges(const float* values, uint64_t groups, uint64_t group, uint32_t b
 // Their packed codes with each group's F32 scale and bias (after mlx_ranges said true).
 void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, const float* scale,
                const float* bias, uint8_t* packed);
+// --reuse-scales: the same with the stored scales and biases (as F32; scales' dtype t),
+// each code corrected to a neighbour that dequantizes to the value exactly. False
+// (nothing done) on the bits and groups mlx_ranges refuses.
+bool mlx_reuse_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, DType t, const float* scale,
+                     const float* bias, uint8_t* packed);
 
 // MLX fp modes (mlx_fp_quantize_rows), `groups` groups of `group` values: each one's
 // max(abs(w)) as MLX reduces it (NaN if the group holds one). False (nothing done) unless
@@ -71,8 +80,15 @@ void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bi
 bool mlx_fp_amax(const float* values, uint64_t groups, uint64_t group, float* amax);
 // Their codes with each group's divisor (in dtype t): E4M3 bytes (`fp8`), else E2M1
 // argmin codes over differences rounded to `code_dtype`, packed two per byte, even low.
-// Only after mlx_fp_amax said true.
-void mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
-                  const float* divisor, uint8_t* codes);
+// `reuse` (--reuse-scales): each group's stored scale as F32, a value that a code's value
+// times it gives exactly taking that code; nullptr otherwise. False (nothing done) on the
+// groups mlx_fp_amax refuses.
+bool mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
+                  const float* divisor, const float* reuse, uint8_t* codes);
+// Each group's scale byte and divisor from its amax (mlx_fp_encode.cpp group_scale): nvfp4
+// an E4M3 scale; else an E8M0 one, its exponent from `thresholds` (the reference's
+// mlx_fp_exponent_thresholds(t)). False (nothing done) when thresholds is null for them.
+bool mlx_fp_scales(const float* amax, uint64_t groups, bool nvfp4, float maxval, DType t, const int32_t* thresholds,
+                   uint8_t* scale_bytes, float* divisor);
 
 }  // namespace amn::lethe::simd

@@ -95,6 +95,18 @@ void mlx_affine_quantize_rows(const float* values, uint64_t rows, uint64_t cols,
       simd::mlx_codes(values + g * group, m, group, bits, scale, bias, packed + g * group_bytes);
     }
   }
+  // --reuse-scales: each chunk's stored scales and biases read here, its codes in SIMD.
+  if (reuse && !reference_impl_forced()) {
+    constexpr uint64_t kChunk = 64;
+    float scale[kChunk], bias[kChunk];
+    for (; g < groups; g += kChunk) {
+      const uint64_t m = std::min(kChunk, groups - g);
+      quant::load_quant_floats(scale_dtype, scales, g, m, scale);
+      quant::load_quant_floats(scale_dtype, biases, g, m, bias);
+      if (!simd::mlx_reuse_codes(values + g * group, m, group, bits, scale_dtype, scale, bias, packed + g * group_bytes))
+        break;
+    }
+  }
   for (; g < groups; ++g) {
     const float* w = values + g * group;
     MlxAffine a;

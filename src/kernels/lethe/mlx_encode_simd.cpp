@@ -8,6 +8,10 @@
 //    std::min(q, n_bins) as written (NaN kept), NaN -> 0, packed LSB first (4 bits: the
 //    even element low, loaded apart from the odd one; 2, 3, 5 and 6 bits: the codes
 //    stored as bytes, then every 8 of them packed into `bits` bytes in a u64 lane).
+//  - --reuse-scales: the same codes with the stored scale and bias, then the reference's
+//    correction: mx.dequantize's round(round(c * scale) + bias) in the scales' dtype
+//    (RoundToBF16 / RoundToF16, unfused) for q, q - 1 and q + 1; q if it gives the value
+//    exactly, else q - 1, else q + 1 if they do (within [0, n_bins]).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -29,6 +33,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if HWY_TARGET == HWY_SCALAR
 HWY_NOINLINE bool MlxRanges(const float*, uint64_t, uint64_t, uint32_t, float*, float*) { return false; }
 HWY_NOINLINE void MlxCodes(const float*, uint64_t, uint64_t, uint32_t, const float*, const float*, uint8_t*) {}
+HWY_NOINLINE bool MlxReuseCodes(const float*, uint64_t, uint64_t, uint32_t, DType, const float*, const float*, uint8_t*) {
+  return false;
+}
 #else
 
 HWY_NOINLINE bool MlxRanges(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
@@ -68,9 +75,9 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxCode(DF df, VF w, VF scale, VF 
 // HWY_MAX_BYTES aligned bytes (a vector may reach past a piece's codes; those lanes are
 // dropped).
 constexpr size_t kPiece = 256;  // codes at a time; group is a multiple of 32 (and of 2N)
-template <uint32_t kBits, class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE void PackedCodes(DF df, const float* HWY_RESTRICT w, uint64_t group, VF s, VF b, VF n_bins,
-                            uint8_t* HWY_RESTRICT c, uint8_t* HWY_RESTRICT out) {
+template <uint32_t kBits, class DF, class Code>
+HWY_INLINE void PackedCodes(DF df, const float* HWY_RESTRICT w, uint64_t group, uint8_t* HWY_RESTRICT c,
+                            uint8_t* HWY_RESTRICT out, const Code& code) {
   const hn::Rebind<uint8_t, DF> d8;
   const hn::ScalableTag<uint64_t> d64;
   const hn::Repartition<uint8_t, decltype(d64)> d8full;
@@ -78,7 +85,7 @@ HWY_INLINE void PackedCodes(DF df, const float* HWY_RESTRICT w, uint64_t group, 
   HWY_ALIGN uint64_t words[HWY_MAX_BYTES / 8];
   for (uint64_t j0 = 0; j0 < group; j0 += kPiece) {
     const size_t n = group - j0 < kPiece ? size_t(group - j0) : kPiece;
-    for (size_t j = 0; j < n; j += N) hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j0 + j), s, b, n_bins)), d8, c + j);
+    for (size_t j = 0; j < n; j += N) hn::StoreU(hn::DemoteTo(d8, code(hn::LoadU(df, w + j0 + j))), d8, c + j);
     for (size_t k = 0; k < n; k += 8 * L) {
       auto x = hn::BitCast(d64, hn::Load(d8full, c + k));
       x = hn::Or(hn::And(x, hn::Set(d64, 0x00FF00FF00FF00FFull)),
@@ -94,8 +101,46 @@ HWY_INLINE void PackedCodes(DF df, const float* HWY_RESTRICT w, uint64_t group, 
   }
 }
 
-HWY_NOINLINE void MlxCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
-                           const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias, uint8_t* HWY_RESTRICT packed) {
+// mx.dequantize's round(round(c * scale) + bias) in the scales' dtype, lane by lane.
+enum class Round { kF32, kBF16, kF16 };
+template <Round kRound, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF RoundTo(DF df, VF v) {
+  if constexpr (kRound == Round::kBF16) return RoundToBF16(df, v);
+  if constexpr (kRound == Round::kF16) return RoundToF16(df, v);
+  return v;
+}
+
+// --reuse-scales: MlxCode, then the reference's correction: a value that the code's
+// neighbour (not the code itself) dequantizes to exactly takes that neighbour, q - 1 before
+// q + 1. The NaN bits RoundTo gives never matter: a NaN equals nothing.
+template <Round kRound, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxReuseCode(DF df, VF w, VF scale, VF bias, VF n_bins) {
+  const hn::RebindToSigned<DF> di;
+  const auto q = MlxCode(df, w, scale, bias, n_bins);
+  const auto qf = hn::ConvertTo(df, q);
+  const auto one = hn::Set(df, 1.0f);
+  const auto back = [&](VF c) { return RoundTo<kRound>(df, hn::Add(RoundTo<kRound>(df, hn::Mul(c, scale)), bias)); };
+  const auto exact = hn::Eq(back(qf), w);
+  const auto down = hn::And(hn::Lt(hn::Zero(df), qf), hn::Eq(back(hn::Sub(qf, one)), w));
+  const auto up = hn::And(hn::Lt(qf, n_bins), hn::Eq(back(hn::Add(qf, one)), w));
+#if HWY_TARGET == HWY_WASM
+  // The same as integer arithmetic on the masks (-1 where true): WASM's selects are
+  // v128.bitselect, three instructions on x86 each.
+  const auto take_down = hn::AndNot(exact, down), take_up = hn::AndNot(hn::Or(exact, down), up);
+  return hn::Sub(hn::Add(q, hn::VecFromMask(di, hn::RebindMask(di, take_down))),
+                 hn::VecFromMask(di, hn::RebindMask(di, take_up)));
+#else
+  auto r = hn::IfThenElse(hn::RebindMask(di, up), hn::Add(q, hn::Set(di, 1)), q);
+  r = hn::IfThenElse(hn::RebindMask(di, down), hn::Sub(q, hn::Set(di, 1)), r);
+  return hn::IfThenElse(hn::RebindMask(di, exact), q, r);
+#endif
+}
+
+// The codes of `groups` groups, code(df, w, scale, bias, n_bins) giving each lane's.
+template <class Code>
+HWY_INLINE void CodesWith(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
+                          const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias,
+                          uint8_t* HWY_RESTRICT packed, const Code& code) {
   const hn::ScalableTag<float> df;
   const hn::Rebind<uint8_t, decltype(df)> d8;
   const size_t N = hn::Lanes(df);
@@ -104,25 +149,50 @@ HWY_NOINLINE void MlxCodes(const float* HWY_RESTRICT values, uint64_t groups, ui
   for (uint64_t g = 0; g < groups; ++g) {
     const float* w = values + g * group;
     const auto s = hn::Set(df, scale[g]), b = hn::Set(df, bias[g]);
+    const auto one = [&](hn::VFromD<decltype(df)> x) { return code(df, x, s, b, n_bins); };
     if (bits == 8) {
       uint8_t* out = packed + g * group;
-      for (uint64_t j = 0; j < group; j += N) hn::StoreU(hn::DemoteTo(d8, MlxCode(df, hn::LoadU(df, w + j), s, b, n_bins)), d8, out + j);
+      for (uint64_t j = 0; j < group; j += N) hn::StoreU(hn::DemoteTo(d8, one(hn::LoadU(df, w + j))), d8, out + j);
     } else if (bits != 4) {
       uint8_t* out = packed + g * group * bits / 8;
-      if (bits == 2) PackedCodes<2>(df, w, group, s, b, n_bins, c, out);
-      else if (bits == 3) PackedCodes<3>(df, w, group, s, b, n_bins, c, out);
-      else if (bits == 5) PackedCodes<5>(df, w, group, s, b, n_bins, c, out);
-      else PackedCodes<6>(df, w, group, s, b, n_bins, c, out);
+      if (bits == 2) PackedCodes<2>(df, w, group, c, out, one);
+      else if (bits == 3) PackedCodes<3>(df, w, group, c, out, one);
+      else if (bits == 5) PackedCodes<5>(df, w, group, c, out, one);
+      else PackedCodes<6>(df, w, group, c, out, one);
     } else {
       uint8_t* out = packed + g * group / 2;
       for (uint64_t j = 0; j < group; j += 2 * N) {
         hn::VFromD<decltype(df)> even, odd;
         hn::LoadInterleaved2(df, w + j, even, odd);
-        const auto pair = hn::Or(MlxCode(df, even, s, b, n_bins), hn::ShiftLeft<4>(MlxCode(df, odd, s, b, n_bins)));
+        const auto pair = hn::Or(one(even), hn::ShiftLeft<4>(one(odd)));
         hn::StoreU(hn::DemoteTo(d8, pair), d8, out + j / 2);
       }
     }
   }
+}
+
+HWY_NOINLINE void MlxCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
+                           const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias, uint8_t* HWY_RESTRICT packed) {
+  CodesWith(values, groups, group, bits, scale, bias, packed,
+            [](auto df, auto w, auto s, auto b, auto n_bins) { return MlxCode(df, w, s, b, n_bins); });
+}
+
+HWY_NOINLINE bool MlxReuseCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
+                                DType t, const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias,
+                                uint8_t* HWY_RESTRICT packed) {
+  const size_t N = hn::Lanes(hn::ScalableTag<float>());
+  const bool known = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
+  if (!known || group % (2 * N) != 0) return false;
+  if (t == DType::BF16)
+    CodesWith(values, groups, group, bits, scale, bias, packed,
+              [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kBF16>(df, w, s, b, n); });
+  else if (t == DType::F16)
+    CodesWith(values, groups, group, bits, scale, bias, packed,
+              [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF16>(df, w, s, b, n); });
+  else
+    CodesWith(values, groups, group, bits, scale, bias, packed,
+              [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF32>(df, w, s, b, n); });
+  return true;
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR
@@ -139,6 +209,7 @@ namespace lethe {
 
 HWY_EXPORT(MlxRanges);
 HWY_EXPORT(MlxCodes);
+HWY_EXPORT(MlxReuseCodes);
 
 namespace simd {
 
@@ -149,6 +220,11 @@ bool mlx_ranges(const float* values, uint64_t groups, uint64_t group, uint32_t b
 void mlx_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, const float* scale,
                const float* bias, uint8_t* packed) {
   HWY_DYNAMIC_DISPATCH(MlxCodes)(values, groups, group, bits, scale, bias, packed);
+}
+
+bool mlx_reuse_codes(const float* values, uint64_t groups, uint64_t group, uint32_t bits, DType t, const float* scale,
+                     const float* bias, uint8_t* packed) {
+  return HWY_DYNAMIC_DISPATCH(MlxReuseCodes)(values, groups, group, bits, t, scale, bias, packed);
 }
 
 }  // namespace simd

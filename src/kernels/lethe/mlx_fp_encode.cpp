@@ -99,6 +99,39 @@ uint8_t mlx_f32_to_e4m3(float x) {
   return static_cast<uint8_t>(result | (sign >> 24));
 }
 
+float mlx_fp_exponent(DType t, float s) { return in_dtype(t, std::rint(in_dtype(t, std::log2(s)))); }
+
+const int32_t* mlx_fp_exponent_thresholds(DType t) {
+  struct Table {
+    int32_t at[277];
+    bool ok = true;
+  };
+  // The bits of 2^E (E >= -149) and the exponent there, as an integer.
+  const auto lo_bits = [](int E) { return E >= -126 ? uint32_t(E + 127) << 23 : uint32_t(1) << (E + 149); };
+  const auto build = [&](DType dt) {
+    Table table;
+    for (int E = -149; E <= 127; ++E) {
+      const uint32_t lo = lo_bits(E), hi = E == 127 ? 0x7F800000u : lo_bits(E + 1);
+      const auto f = [&](uint32_t u) { return mlx_fp_exponent(dt, bit_cast<float>(u)); };
+      // Expected: E at 2^E, E or E + 1 at the binade's last value (log2 < E + 1, and the
+      // roundings can reach E + 1); else no table (the reference does every group).
+      const float last = f(hi - 1);
+      if (f(lo) != float(E) || !(last == float(E) || last == float(E + 1))) table.ok = false;
+      uint32_t a = lo, b = hi;  // the first bits giving E + 1 are in (a, b]; b = hi: none
+      if (last == float(E)) a = hi - 1;
+      while (b - a > 1) {
+        const uint32_t mid = a + (b - a) / 2;
+        (f(mid) == float(E) ? a : b) = mid;
+      }
+      table.at[E + 149] = static_cast<int32_t>(b);
+    }
+    return table;
+  };
+  static const Table f32 = build(DType::F32), bf16 = build(DType::BF16), f16 = build(DType::F16);
+  const Table& table = t == DType::BF16 ? bf16 : t == DType::F16 ? f16 : f32;
+  return table.ok ? table.at : nullptr;
+}
+
 namespace {
 
 // max(abs(w)) over a group: mlx/backend/cpu/reduce.cpp gives NaN when any value is NaN.
@@ -124,10 +157,7 @@ float group_scale(MlxFpMode mode, const quant::MlxFpFormat& f, DType t, float am
   // where(s == 0, 0, astype(round(log2(s)), int32)) in dtype t (int32 and T give T),
   // then 2^e in t, and astype(e + 127, uint8): the low byte of the int32 conversion.
   float e = 0;
-  if (s != 0) {
-    const float r = in_dtype(t, std::rint(in_dtype(t, std::log2(s))));
-    e = in_dtype(t, static_cast<float>(to_int32(r)));
-  }
+  if (s != 0) e = in_dtype(t, static_cast<float>(to_int32(mlx_fp_exponent(t, s))));
   *scale_byte = static_cast<uint8_t>(static_cast<uint32_t>(to_int32(in_dtype(t, e + 127.0f))) & 0xFF);
   // pow(2, e) with e an integer or -inf: exact 2^e, rounded to t (0 below its range).
   return in_dtype(t, std::isfinite(e) && e > -1000 ? std::ldexp(1.0f, static_cast<int>(e)) : 0.0f);
@@ -148,12 +178,31 @@ void mlx_fp_quantize_rows(MlxFpMode mode, const float* values, uint64_t rows, ui
   if (!reuse && !reference_impl_forced()) {
     constexpr uint64_t kChunk = 64;
     float amax[kChunk], divisor[kChunk];
+    const int32_t* thresholds = mode == MlxFpMode::nvfp4 ? nullptr : mlx_fp_exponent_thresholds(t);
     for (; g < groups; g += kChunk) {
       const uint64_t m = std::min(kChunk, groups - g);
       const float* w = values + g * f.group_size;
       if (!simd::mlx_fp_amax(w, m, f.group_size, amax)) break;
-      for (uint64_t k = 0; k < m; ++k) divisor[k] = group_scale(mode, f, t, amax[k], &scales[g + k]);
-      simd::mlx_fp_codes(w, m, f.group_size, t, code_dtype, mode == MlxFpMode::mxfp8, divisor, codes + g * code_bytes);
+      if (!simd::mlx_fp_scales(amax, m, mode == MlxFpMode::nvfp4, f.maxval, t, thresholds, &scales[g], divisor))
+        for (uint64_t k = 0; k < m; ++k) divisor[k] = group_scale(mode, f, t, amax[k], &scales[g + k]);
+      simd::mlx_fp_codes(w, m, f.group_size, t, code_dtype, mode == MlxFpMode::mxfp8, divisor, nullptr,
+                         codes + g * code_bytes);
+    }
+  }
+  // --reuse-scales: each chunk's stored scales decoded here, its codes in SIMD.
+  if (reuse && !reference_impl_forced()) {
+    constexpr uint64_t kChunk = 64;
+    float scale[kChunk], divisor[kChunk];
+    for (; g < groups; g += kChunk) {
+      const uint64_t m = std::min(kChunk, groups - g);
+      for (uint64_t k = 0; k < m; ++k) {
+        const uint8_t b = scales[g + k];
+        scale[k] = mode == MlxFpMode::nvfp4 ? quant::mlx_e4m3_to_f32(b) : quant::mlx_e8m0_to_f32(b);
+        divisor[k] = in_dtype(t, scale[k]);
+      }
+      if (!simd::mlx_fp_codes(values + g * f.group_size, m, f.group_size, t, code_dtype, mode == MlxFpMode::mxfp8,
+                              divisor, scale, codes + g * code_bytes))
+        break;
     }
   }
   for (; g < groups; ++g) {

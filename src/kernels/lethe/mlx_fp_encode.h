@@ -20,6 +20,15 @@ namespace amn::lethe {
 // even; |x| >= 448, +-inf and NaN saturate to 0x7E | sign (0x7F is never written).
 uint8_t mlx_f32_to_e4m3(float x);
 
+// rint(log2(s)) in dtype t as MLX's fp_quantize computes an E8M0 scale's exponent (each op
+// rounded to t), for s > 0.
+float mlx_fp_exponent(DType t, float s);
+// For the SIMD kernels: per binade [2^E, 2^(E+1)) of positive floats, E = -149 .. 127 (index
+// E + 149), the bits of the first s whose mlx_fp_exponent is E + 1 (2^(E+1)'s if none): it is
+// E below them and E + 1 from them on, checked at the ends and assumed monotonic between
+// (log2f and the roundings are). nullptr if a binade's ends say otherwise.
+const int32_t* mlx_fp_exponent_thresholds(DType t);
+
 // Rows [0, rows) of `values` ([rows, cols], cols a multiple of the mode's group size; the
 // exact values of a `dtype` tensor: F32, BF16 or F16). Writes rows * cols * bits / 8 code
 // bytes and rows * cols / group scale bytes. With `reuse` (--reuse-scales) the stored

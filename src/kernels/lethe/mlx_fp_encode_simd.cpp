@@ -1,7 +1,12 @@
 // MLX's fp modes (mxfp4, nvfp4, mxfp8) in Highway (encode_simd.h), compiled here once per
 // Highway target (foreach_target.h re-includes this file); the same bytes as the reference
-// (mlx_fp_encode.cpp) on every target. Each group's scale byte and divisor stay the
-// reference's scalar code (one log2 per 16 or 32 values); what is vectorized:
+// (mlx_fp_encode.cpp) on every target. What is vectorized:
+//  - scales, one group per lane (GroupScales): s = amax / max in the dtype; nvfp4 its E4M3
+//    byte and value; mxfp4 / mxfp8 the exponent rint(log2(s)) looked up rather than
+//    computed: per binade of s it is E below a threshold and E + 1 from it on, and the
+//    thresholds are found at first use with the reference's own mlx_fp_exponent (this
+//    platform's log2f), so the lookup is that function wherever it is monotonic; then
+//    2^e exact and the byte, the non-finite cases spelled out;
 //  - amax: AbsMaxBits (encode-inl.h), the integer max of the sign-cleared bits: the float
 //    max for non-negative floats, and above 0x7F800000 when the group holds a NaN, which
 //    MLX's reduction makes the amax.
@@ -12,6 +17,9 @@
 //    sign kept) or the E2M1 argmin: the 16 distances |x - lut[k]| each rounded to the
 //    dtype, the first index of the smallest (a tournament, see Fp4Code; NaN: 0); FP4
 //    codes of whole groups as bytes, then packed two per byte in i16 lanes.
+//  - --reuse-scales: the same codes with the stored scales, then exact_code: a value that
+//    a code's value times the scale gives exactly (same bits, not NaN) takes that code
+//    (the computed one first, then mxfp8's 0x7F / 0xFF, or FP4's first k).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -33,7 +41,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_SCALAR
 HWY_NOINLINE bool MlxFpAmax(const float*, uint64_t, uint64_t, float*) { return false; }
-HWY_NOINLINE void MlxFpCodes(const float*, uint64_t, uint64_t, DType, DType, bool, const float*, uint8_t*) {}
+HWY_NOINLINE bool MlxFpCodes(const float*, uint64_t, uint64_t, DType, DType, bool, const float*, const float*, uint8_t*) {
+  return false;
+}
+HWY_NOINLINE bool MlxFpScales(const float*, uint64_t, bool, float, DType, const int32_t*, uint8_t*, float*) {
+  return false;
+}
 #else
 
 HWY_NOINLINE bool MlxFpAmax(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group,
@@ -75,21 +88,84 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> Fp4Code(DF df, VF x) {
   const hn::RebindToUnsigned<DF> du;
   using VU = hn::VFromD<decltype(du)>;
   auto dist = [&](uint32_t k) { return hn::Abs(InDtype<kRound>(df, hn::Sub(x, hn::Set(df, quant::kE2M1Signed[k])))); };
+  // right < left ? right : left. WASM: Highway's Min(right, left) is exactly that
+  // (f32x4.pmin, one minps), where IfThenElse is a v128.bitselect: three instructions
+  // on x86, against one blend natively, and the tournament is mostly selects.
+  const auto keep_smaller = [](auto m, VF left, VF right) {
+#if HWY_TARGET == HWY_WASM
+    (void)m;
+    return hn::Min(right, left);
+#else
+    return hn::IfThenElse(m, right, left);
+#endif
+  };
   VF v[8];
   VU idx[8];
   for (uint32_t i = 0; i < 8; ++i) {
     const VF left = dist(2 * i), right = dist(2 * i + 1);
     const auto m = hn::Lt(right, left);
-    v[i] = hn::IfThenElse(m, right, left);
+    v[i] = keep_smaller(m, left, right);
+#if HWY_TARGET == HWY_WASM
+    idx[i] = hn::Sub(hn::Set(du, 2 * i), hn::VecFromMask(du, hn::RebindMask(du, m)));  // 2i, or 2i + 1 (mask -1)
+#else
     idx[i] = hn::IfThenElse(hn::RebindMask(du, m), hn::Set(du, 2 * i + 1), hn::Set(du, 2 * i));
+#endif
   }
   for (uint32_t n = 8; n > 1; n /= 2)
     for (uint32_t i = 0; i < n / 2; ++i) {
       const auto m = hn::Lt(v[2 * i + 1], v[2 * i]);
-      v[i] = hn::IfThenElse(m, v[2 * i + 1], v[2 * i]);
+      v[i] = keep_smaller(m, v[2 * i], v[2 * i + 1]);
       idx[i] = hn::IfThenElse(hn::RebindMask(du, m), idx[2 * i + 1], idx[2 * i]);
     }
   return idx[0];
+}
+
+// quant::mlx_e4m3_to_f32 of the low byte of each u32 lane: (1 + m/8) * 2^(e-7) from the
+// bits, m * 2^-9 (exact) for e == 0, the sign ORed in (-0.0 for 0x80, as -v gives).
+template <class DF, class VU>
+HWY_INLINE hn::VFromD<DF> MlxE4M3ToF32(DF df, VU code) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto mag = hn::And(code, hn::Set(du, 0x7Fu));
+  const auto normal = hn::BitCast(df, hn::Add(hn::ShiftLeft<20>(mag), hn::Set(du, UINT32_C(120) << 23)));
+  const auto sub = hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mag)), hn::Set(df, 0.001953125f));
+  const auto v = hn::IfThenElse(hn::RebindMask(df, hn::Lt(hn::BitCast(di, mag), hn::Set(di, 8))), sub, normal);
+  return hn::Or(v, hn::BitCast(df, hn::ShiftLeft<24>(hn::And(code, hn::Set(du, 0x80u)))));
+}
+
+// same(a, b) of the reference (equal, and the same sign): the same bits, not NaN.
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::Mask<DF> Same(DF df, VF a, VF b) {
+  const hn::RebindToUnsigned<DF> du;
+  return hn::And(hn::RebindMask(df, hn::Eq(hn::BitCast(du, a), hn::BitCast(du, b))), hn::Eq(a, a));
+}
+
+// --reuse-scales' exact_code: the code if its value times `scale` is w (same()), else
+// mxfp8's top code of w's sign (0x7F / 0xFF: 480 * scale), else FP4's first k whose
+// value times scale is w, else the code. The products of constants are per group (the
+// reference's float products, the same in a lane or not).
+template <bool kFp8, class DF, class VF = hn::VFromD<DF>, class VU = hn::VFromD<hn::RebindToUnsigned<DF>>>
+HWY_INLINE VU ExactCode(DF df, VF w, float scale, VU code) {
+  const hn::RebindToUnsigned<DF> du;
+  if constexpr (kFp8) {
+    const auto exact = Same(df, hn::Mul(MlxE4M3ToF32(df, code), hn::Set(df, scale)), w);
+    const auto neg = hn::RebindMask(df, hn::Ne(hn::And(hn::BitCast(du, w), hn::Set(du, 0x80000000u)), hn::Zero(du)));
+    const float top = 480.0f * scale, bottom = -480.0f * scale;
+    const auto top_value = hn::IfThenElse(neg, hn::Set(df, bottom), hn::Set(df, top));
+    const auto top_code = hn::IfThenElse(hn::RebindMask(du, neg), hn::Set(du, 0xFFu), hn::Set(du, 0x7Fu));
+    const auto r = hn::IfThenElse(hn::RebindMask(du, Same(df, top_value, w)), top_code, code);
+    return hn::IfThenElse(hn::RebindMask(du, exact), code, r);
+  } else {
+    auto r = code;
+    auto exact = hn::FirstN(du, 0);  // none yet
+    for (int k = 15; k >= 0; --k) {  // downwards: the first k that matches is selected last
+      const auto hit = hn::RebindMask(du, Same(df, hn::Set(df, quant::kE2M1Signed[k] * scale), w));
+      const auto kk = hn::Set(du, static_cast<uint32_t>(k));
+      r = hn::IfThenElse(hit, kk, r);
+      exact = hn::Or(exact, hn::And(hit, hn::Eq(code, kk)));
+    }
+    return hn::IfThenElse(exact, code, r);
+  }
 }
 
 // divide(w, divisor), then in_dtype(t, ...).
@@ -101,9 +177,10 @@ HWY_INLINE VF Quotient(DF df, VF x, float divisor) {
   return InDtype<kT>(df, q);
 }
 
-template <Round kT, Round kCode>
+// reuse: each group's stored scale (F32), whose exact products take their codes.
+template <Round kT, Round kCode, bool kReuse>
 HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, bool fp8,
-                      const float* HWY_RESTRICT divisor, uint8_t* HWY_RESTRICT codes) {
+                      const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse, uint8_t* HWY_RESTRICT codes) {
   const hn::ScalableTag<float> df;
   const hn::ScalableTag<int16_t> d16;
   const hn::Rebind<uint8_t, decltype(d16)> d8;
@@ -113,7 +190,11 @@ HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_
   while (g < groups) {
     const float* w = values + g * group;
     if (fp8) {
-      EachVector(df, w, group, codes + g * group, [&](auto x) { return MlxE4M3(df, Quotient<kT>(df, x, divisor[g])); });
+      EachVector(df, w, group, codes + g * group, [&](auto x) {
+        const auto code = MlxE4M3(df, Quotient<kT>(df, x, divisor[g]));
+        if constexpr (kReuse) return ExactCode<true>(df, x, reuse[g], code);
+        return code;
+      });
       ++g;
       continue;
     }
@@ -121,7 +202,11 @@ HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_
     const uint64_t m = std::min<uint64_t>(groups - g, sizeof(c) / group);
     for (uint64_t k = 0; k < m; ++k)
       EachVector(df, w + k * group, group, c + k * group,
-                 [&](auto x) { return Fp4Code<kCode>(df, Quotient<kT>(df, x, divisor[g + k])); });
+                 [&](auto x) {
+                   const auto code = Fp4Code<kCode>(df, Quotient<kT>(df, x, divisor[g + k]));
+                   if constexpr (kReuse) return ExactCode<false>(df, x, reuse[g + k], code);
+                   return code;
+                 });
     // Pairs of bytes (even low) as i16 lanes: (lo | hi << 4) fits a byte.
     const size_t n = m * group;
     uint8_t* out = codes + g * group / 2;
@@ -138,18 +223,112 @@ HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_
 
 HWY_INLINE Round RoundOf(DType t) { return t == DType::BF16 ? Round::kBF16 : t == DType::F16 ? Round::kF16 : Round::kF32; }
 
-HWY_NOINLINE void MlxFpCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, DType t,
-                             DType code_dtype, bool fp8, const float* HWY_RESTRICT divisor,
-                             uint8_t* HWY_RESTRICT codes) {
+template <bool kReuse>
+HWY_INLINE void CodesOf(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, DType t, DType code_dtype,
+                        bool fp8, const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse,
+                        uint8_t* HWY_RESTRICT codes) {
   // (t, code dtype): nvfp4 chooses its codes in F32 whatever t is; the others in t.
   const Round rt = RoundOf(t), rc = RoundOf(code_dtype);
-  if (rt == Round::kF32) return Codes<Round::kF32, Round::kF32>(values, groups, group, fp8, divisor, codes);
+  if (rt == Round::kF32) return Codes<Round::kF32, Round::kF32, kReuse>(values, groups, group, fp8, divisor, reuse, codes);
   if (rt == Round::kBF16) {
-    if (rc == Round::kF32) return Codes<Round::kBF16, Round::kF32>(values, groups, group, fp8, divisor, codes);
-    return Codes<Round::kBF16, Round::kBF16>(values, groups, group, fp8, divisor, codes);
+    if (rc == Round::kF32) return Codes<Round::kBF16, Round::kF32, kReuse>(values, groups, group, fp8, divisor, reuse, codes);
+    return Codes<Round::kBF16, Round::kBF16, kReuse>(values, groups, group, fp8, divisor, reuse, codes);
   }
-  if (rc == Round::kF32) return Codes<Round::kF16, Round::kF32>(values, groups, group, fp8, divisor, codes);
-  return Codes<Round::kF16, Round::kF16>(values, groups, group, fp8, divisor, codes);
+  if (rc == Round::kF32) return Codes<Round::kF16, Round::kF32, kReuse>(values, groups, group, fp8, divisor, reuse, codes);
+  return Codes<Round::kF16, Round::kF16, kReuse>(values, groups, group, fp8, divisor, reuse, codes);
+}
+
+HWY_NOINLINE bool MlxFpCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, DType t,
+                             DType code_dtype, bool fp8, const float* HWY_RESTRICT divisor,
+                             const float* HWY_RESTRICT reuse, uint8_t* HWY_RESTRICT codes) {
+  if (group == 0 || group > 512 || group % 2 != 0) return false;  // as MlxFpAmax
+  if (reuse) CodesOf<true>(values, groups, group, t, code_dtype, fp8, divisor, reuse, codes);
+  else CodesOf<false>(values, groups, group, t, code_dtype, fp8, divisor, reuse, codes);
+  return true;
+}
+
+// 2^e for integer lanes e in [-149, 128], exact (128: +inf): the bits for e >= -126, else
+// 2^(e + 64) * 2^-64 (a power of two times a power of two: exact in the subnormal range).
+template <class DF, class VI>
+HWY_INLINE hn::VFromD<DF> Pow2(DF df, VI e) {
+  const hn::RebindToSigned<DF> di;
+  const auto normal = hn::BitCast(df, hn::ShiftLeft<23>(hn::Add(e, hn::Set(di, 127))));
+  const auto sub = hn::Mul(hn::BitCast(df, hn::ShiftLeft<23>(hn::Add(e, hn::Set(di, 127 + 64)))),
+                           hn::Set(df, 5.421010862427522e-20f));  // 2^-64
+  return hn::IfThenElse(hn::RebindMask(df, hn::Lt(e, hn::Set(di, -126))), sub, normal);
+}
+
+// group_scale for a vector of groups (one per lane): s = in_dtype(t, amax / maxval) (a NaN
+// amax, MLX's +NaN, passed through rather than divided: WASM may flip a made NaN's sign).
+// nvfp4: the E4M3 byte of s and, as divisor, its value in t. mxfp4 / mxfp8: s's exponent
+// e = rint(in_dtype(t, log2(s))) from `thresholds` (mlx_fp_exponent_thresholds: e is the
+// binade's E, plus 1 from the threshold's bits on), 0 for s == 0; the byte (e + 127) & 0xFF
+// and the divisor in_dtype(t, 2^e); an infinite or NaN s (e is the int32 conversion's
+// INT32_MIN, as a float in t: F16 makes it -inf) gives byte 0x80 in F32 (-2^31 + 127 rounds
+// to -(2^31 - 128)), 0 in BF16 and F16, and divisor 0.
+template <Round kT, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF GroupScales(DF df, VF amax, bool nvfp4, float maxval, const int32_t* HWY_RESTRICT thresholds,
+                          hn::VFromD<hn::RebindToUnsigned<DF>>& byte) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto s = InDtype<kT>(df, hn::IfThenElse(hn::Eq(amax, amax), hn::Div(amax, hn::Set(df, maxval)), amax));
+  if (nvfp4) {
+    byte = MlxE4M3(df, s);
+    return InDtype<kT>(df, MlxE4M3ToF32(df, byte));
+  }
+  const auto bits = hn::BitCast(di, s);
+  // The binade's E: from the bits, a subnormal's from s * 2^64 (exact, normal).
+  const auto scaled = hn::BitCast(di, hn::Mul(s, hn::Set(df, 18446744073709551616.0f)));
+  const auto subnormal = hn::Lt(bits, hn::Set(di, 0x00800000));
+  auto e = hn::IfThenElse(subnormal, hn::Sub(hn::ShiftRight<23>(scaled), hn::Set(di, 191)),
+                          hn::Sub(hn::ShiftRight<23>(bits), hn::Set(di, 127)));
+  const auto finite = hn::Lt(bits, hn::Set(di, 0x7F800000));  // s >= 0: not Inf, not NaN
+  const auto zero = hn::Eq(bits, hn::Zero(di));
+  const auto index = hn::IfThenElseZero(hn::And(finite, hn::Not(zero)), hn::Add(e, hn::Set(di, 149)));
+  const auto threshold = hn::GatherIndex(di, thresholds, index);
+  e = hn::Sub(e, hn::VecFromMask(di, hn::Not(hn::Lt(bits, threshold))));  // + 1 from the threshold on
+  e = hn::IfThenElseZero(hn::Not(zero), e);
+  const uint32_t odd_byte = kT == Round::kF32 ? 0x80u : 0u;
+  byte = hn::IfThenElse(hn::RebindMask(du, finite), hn::And(hn::BitCast(du, hn::Add(e, hn::Set(di, 127))), hn::Set(du, 0xFFu)),
+                        hn::Set(du, odd_byte));
+  return hn::IfThenElseZero(hn::RebindMask(df, finite), InDtype<kT>(df, Pow2(df, e)));
+}
+
+template <Round kT>
+HWY_INLINE void ScalesOf(const float* HWY_RESTRICT amax, uint64_t groups, bool nvfp4, float maxval,
+                         const int32_t* HWY_RESTRICT thresholds, uint8_t* HWY_RESTRICT scale_bytes,
+                         float* HWY_RESTRICT divisor) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8;
+  const size_t N = hn::Lanes(df);
+  hn::VFromD<decltype(du)> byte;
+  uint64_t g = 0;
+  for (; g + N <= groups; g += N) {
+    hn::StoreU(GroupScales<kT>(df, hn::LoadU(df, amax + g), nvfp4, maxval, thresholds, byte), df, divisor + g);
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, byte)), d8, scale_bytes + g);
+  }
+  if (g == groups) return;
+  HWY_ALIGN float pad[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float div[HWY_MAX_BYTES / sizeof(float)];
+  uint8_t bytes[HWY_MAX_BYTES / sizeof(float)];
+  std::memcpy(pad, amax + g, (groups - g) * sizeof(float));
+  hn::Store(GroupScales<kT>(df, hn::Load(df, pad), nvfp4, maxval, thresholds, byte), df, div);
+  hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, byte)), d8, bytes);
+  std::memcpy(divisor + g, div, (groups - g) * sizeof(float));
+  std::memcpy(scale_bytes + g, bytes, groups - g);
+}
+
+HWY_NOINLINE bool MlxFpScales(const float* HWY_RESTRICT amax, uint64_t groups, bool nvfp4, float maxval, DType t,
+                              const int32_t* HWY_RESTRICT thresholds, uint8_t* HWY_RESTRICT scale_bytes,
+                              float* HWY_RESTRICT divisor) {
+  if (!nvfp4 && thresholds == nullptr) return false;
+  const Round rt = RoundOf(t);
+  if (rt == Round::kF32) ScalesOf<Round::kF32>(amax, groups, nvfp4, maxval, thresholds, scale_bytes, divisor);
+  else if (rt == Round::kBF16) ScalesOf<Round::kBF16>(amax, groups, nvfp4, maxval, thresholds, scale_bytes, divisor);
+  else ScalesOf<Round::kF16>(amax, groups, nvfp4, maxval, thresholds, scale_bytes, divisor);
+  return true;
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR
@@ -166,6 +345,7 @@ namespace lethe {
 
 HWY_EXPORT(MlxFpAmax);
 HWY_EXPORT(MlxFpCodes);
+HWY_EXPORT(MlxFpScales);
 
 namespace simd {
 
@@ -173,9 +353,14 @@ bool mlx_fp_amax(const float* values, uint64_t groups, uint64_t group, float* am
   return HWY_DYNAMIC_DISPATCH(MlxFpAmax)(values, groups, group, amax);
 }
 
-void mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
-                  const float* divisor, uint8_t* codes) {
-  HWY_DYNAMIC_DISPATCH(MlxFpCodes)(values, groups, group, t, code_dtype, fp8, divisor, codes);
+bool mlx_fp_codes(const float* values, uint64_t groups, uint64_t group, DType t, DType code_dtype, bool fp8,
+                  const float* divisor, const float* reuse, uint8_t* codes) {
+  return HWY_DYNAMIC_DISPATCH(MlxFpCodes)(values, groups, group, t, code_dtype, fp8, divisor, reuse, codes);
+}
+
+bool mlx_fp_scales(const float* amax, uint64_t groups, bool nvfp4, float maxval, DType t, const int32_t* thresholds,
+                   uint8_t* scale_bytes, float* divisor) {
+  return HWY_DYNAMIC_DISPATCH(MlxFpScales)(amax, groups, nvfp4, maxval, t, thresholds, scale_bytes, divisor);
 }
 
 }  // namespace simd
