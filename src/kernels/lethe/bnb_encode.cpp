@@ -148,7 +148,6 @@ constexpr int kLanes = 8;  // Vectorized<float>::size() for AVX2, NEON and the d
 struct Vec8 {
   float v[kLanes];
 };
-inline void add(float& a, float b) { a += b; }
 inline void add(Vec8& a, const Vec8& b) {
   for (int l = 0; l < kLanes; ++l) a.v[l] += b.v[l];
 }
