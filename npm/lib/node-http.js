@@ -56,9 +56,10 @@ export async function nodeFetch(input, init = {}) {
 }
 
 // The given headers (a Headers, a record or pairs), lower-cased, with fetch's defaults.
+// (No `instanceof Headers`: in Node the first use of that global loads undici.)
 function requestHeaders(given) {
   const out = { accept: '*/*', 'user-agent': 'node' };
-  const pairs = given instanceof Headers || Array.isArray(given) ? given : Object.entries(given ?? {});
+  const pairs = given == null ? [] : typeof given[Symbol.iterator] === 'function' ? given : Object.entries(given);
   for (const [k, v] of pairs) out[k.toLowerCase()] = String(v);
   out['accept-encoding'] = 'identity';
   return out;

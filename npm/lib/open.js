@@ -21,7 +21,6 @@ export function limitsJson(limits) {
 // options.fetch is not given; without one they use globalThis.fetch.
 export function resolveSource(source, options, extra, transport = null) {
   const { name } = options;
-  const fetchFn = options.fetch || globalThis.fetch;
   const single = (entry) => ({ entry, extras: [], find: async () => null });
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return single(memoryFile(source, name));
   if (typeof Blob !== 'undefined' && source instanceof Blob) return single(blobFile(source, name));
@@ -29,7 +28,9 @@ export function resolveSource(source, options, extra, transport = null) {
   if (Array.isArray(source)) return fileListSource(source);
   const url = source instanceof URL ? source : typeof source === 'string' && isUrl(source) ? new URL(source) : null;
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
+    // Not globalThis.fetch unless it is used: in Node its first read loads undici.
     const own = !options.fetch && transport;
+    const fetchFn = options.fetch || (own ? null : globalThis.fetch);
     if (!own && typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
     let send = fetchFn;
     // Made (and bad headers or accessToken refused) before any I/O; `send` is set below.
