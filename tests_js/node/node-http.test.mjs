@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { NPM, loadPackage, rejectsAborted, tempDir } from '../support/helpers.js';
 import { sampleBytes } from '../support/sample.js';
 import { makeSafetensors } from '../support/safetensors.js';
@@ -251,4 +251,29 @@ test('a script that opens a URL and closes it exits without waiting for its idle
   const [code] = await once(child, 'exit');
   assert.equal(code, 0);
   assert.equal(requests, 1);
+});
+
+// A page's bundle must not hold node:http: the browser entry's static and dynamic imports
+// (the ones a bundler follows) never reach the transport, nor any node: module.
+test('the browser entry does not reach the node:http transport', async () => {
+  const seen = new Set();
+  const specifiers = [];
+  const walk = async (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    // Comments out (model.js's comments name import('./x.js') as an example).
+    const text = (await readFile(file, 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '');
+    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)'([^']+)'/g)) {
+      specifiers.push(m[1]);
+      if (m[1].startsWith('.') && !m[1].includes('/dist/')) await walk(join(dirname(file), m[1]));
+    }
+  };
+  await walk(join(NPM, 'index.js'));
+  assert.ok(seen.has(join(NPM, 'lib', 'sources.js')), 'the walk follows imports');
+  assert.ok(!seen.has(join(NPM, 'lib', 'node-http.js')));
+  assert.deepEqual(specifiers.filter((s) => s.startsWith('node:')), []);
+  // And the Node entry does load it (so the walk would see it there).
+  seen.clear();
+  await walk(join(NPM, 'node.js'));
+  assert.ok(seen.has(join(NPM, 'lib', 'node-http.js')));
 });
