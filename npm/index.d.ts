@@ -57,7 +57,7 @@ export type Source =
 
 export interface OpenOptions {
   limits?: Limits;
-  /** Used for URL sources instead of globalThis.fetch. */
+  /** Used for URL sources instead of the default transport (globalThis.fetch in browsers; node:http(s) with a keep-alive agent in Node). */
   fetch?: typeof globalThis.fetch;
   /** URL sources: headers sent with every request (the reader's own Range wins). */
   headers?: HeadersInit;

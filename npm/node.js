@@ -40,7 +40,13 @@ async function instantiate({ wasmBinary, wasmModule } = {}) {
   return createAmnCore({ wasmBinary: ArrayBuffer.isView(bytes) && whole ? bytes.buffer : bytes });
 }
 
-const api = makeApi({ instantiate, resolveExtra: resolveNodeSource, openSink: openNodeSink });
+// URL reads go through node:http(s) with a keep-alive agent (lib/node-http.js, loaded on
+// the first URL) unless options.fetch is given: a small request costs about half what
+// Node's fetch does.
+let nodeFetch = null;
+const transport = async () => (nodeFetch ||= (await import('./lib/node-http.js')).nodeFetch);
+
+const api = makeApi({ instantiate, resolveExtra: resolveNodeSource, openSink: openNodeSink, transport });
 
 export const { open, diff, version, implementation, init, forgetSchemes } = api;
 /** @internal The WASM core, for bin/amn.js (the command line, the output policy). */

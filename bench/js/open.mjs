@@ -83,7 +83,9 @@ const requestCount = async () => Number(await (await fetch(`${hubUrl}/__count`))
 function expect(got, want, who) {
   if (got !== want) throw new Error(`${who}: saw ${got} tensors, expected ${want}`);
 }
-const amnOpen = (src) => async () => { const m = await open(src); await m.close(); };
+const amnOpen = (src, options) => async () => { const m = await open(src, options); await m.close(); };
+// URL reads in Node go through node:http unless a fetch is given: this row is the fetch path.
+const viaFetch = { fetch: (url, init) => fetch(url, init) };
 const amnInfo = (src, n) => async () => {
   const m = await open(src);
   expect(m.info.tensors.length, n, 'anamnesis');
@@ -224,6 +226,7 @@ for (const f of want(2) ? st : []) {
     { name: '@huggingface/hub parseSafetensorsMetadata', fn: hubParse(f, n) },
     { name: 'anamnesis open(url)', fn: amnOpen(url) },
     { name: 'anamnesis open(url) + .info', fn: amnInfo(url, n) },
+    { name: 'anamnesis open(url, { fetch })', fn: amnOpen(url, viaFetch) },
   ]) });
   reqs.push(`${f.label}: parseSafetensorsMetadata ${await requests(hubParse(f, n))}, open(url) ${await requests(amnOpen(url))}`);
 }
@@ -246,6 +249,7 @@ for (const f of want(3) ? gg : []) {
     { name: '@huggingface/gguf gguf(url)', fn: ggufParse(url, n, false) },
     { name: 'anamnesis open(url)', fn: amnOpen(url) },
     { name: 'anamnesis open(url) + .info', fn: amnInfo(url, n) },
+    { name: 'anamnesis open(url, { fetch })', fn: amnOpen(url, viaFetch) },
   ]) });
   ggReqs.push(`${f.label}: gguf() ${await requests(ggufParse(url, n, false))}, open(url) ${await requests(amnOpen(url))}`);
 }

@@ -3,7 +3,7 @@
 import { AmnError } from './errors.js';
 import { openModel } from './open.js';
 
-export function makeApi({ instantiate, resolveExtra, openSink }) {
+export function makeApi({ instantiate, resolveExtra, openSink, transport = null }) {
   let core = null;  // one module, loaded lazily, shared by every model
   let ready = null;  // the module itself once loaded: open() takes it without a promise
   let initOptions = {};
@@ -14,7 +14,7 @@ export function makeApi({ instantiate, resolveExtra, openSink }) {
     });
     return core;
   };
-  const open = (source, options = {}) => openModel(() => ready ?? loadCore(), source, options, { resolveExtra, openSink });
+  const open = (source, options = {}) => openModel(() => ready ?? loadCore(), source, options, { resolveExtra, openSink, transport });
   return {
     /** Loads the WASM core now (optional); `options` may give wasmBinary or wasmUrl. */
     async init(options = {}) {

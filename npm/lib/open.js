@@ -17,9 +17,10 @@ export function limitsJson(limits) {
 
 // Sources every environment understands; `extra` (Node) handles paths and FileHandles.
 // A value, or a promise where resolving takes I/O (a URL's first read, a folder's listing).
-export function resolveSource(source, options, extra) {
+// `transport` (Node: lib/node-http.js) loads the fetch-shaped function URL reads use when
+// options.fetch is not given; without one they use globalThis.fetch.
+export function resolveSource(source, options, extra, transport = null) {
   const { name } = options;
-  const fetchFn = options.fetch || globalThis.fetch;
   const single = (entry) => ({ entry, extras: [], find: async () => null });
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return single(memoryFile(source, name));
   if (typeof Blob !== 'undefined' && source instanceof Blob) return single(blobFile(source, name));
@@ -27,9 +28,15 @@ export function resolveSource(source, options, extra) {
   if (Array.isArray(source)) return fileListSource(source);
   const url = source instanceof URL ? source : typeof source === 'string' && isUrl(source) ? new URL(source) : null;
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
-    if (typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
-    const withHeaders = fetchWithHeaders(fetchFn, options);
-    return import('./hub.js').then(({ hubRepo, hubSource }) => {
+    // Not globalThis.fetch unless it is used: in Node its first read loads undici.
+    const own = !options.fetch && transport;
+    const fetchFn = options.fetch || (own ? null : globalThis.fetch);
+    if (!own && typeof fetchFn !== 'function') throw new AmnError('invalid_argument', 'open(): no fetch() available; pass options.fetch');
+    let send = fetchFn;
+    // Made (and bad headers or accessToken refused) before any I/O; `send` is set below.
+    const withHeaders = fetchWithHeaders((u, init) => send(u, init), options);
+    return Promise.all([import('./hub.js'), own ? transport() : fetchFn]).then(([{ hubRepo, hubSource }, f]) => {
+      send = f;
       const hub = hubRepo(url, options.hubEndpoint);  // https://huggingface.co/ORG/REPO: a folder
       if (hub) return hubSource(hub, { fetch: withHeaders, signal: options.signal });
       return urlSource(url, { fetch: withHeaders, signal: options.signal, config: options.config !== false });
@@ -52,7 +59,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
   if (M instanceof Promise) M = await M;
   useCore(M);
   const limits = limitsJson(options.limits);
-  let resolved = resolveSource(source, options, hooks.resolveExtra);
+  let resolved = resolveSource(source, options, hooks.resolveExtra, hooks.transport);
   if (resolved instanceof Promise) resolved = await resolved;
   const session = new M.Session(limits);
   const files = new FileTable(session);

@@ -7,6 +7,8 @@
 //   srv.ignoreRange = true      answer 200 + the whole file, as servers without Range do
 //   srv.multiRange = false      answer a request of several ranges with 200 + the whole file
 //                               (as S3 does); by default it gets multipart/byteranges (nginx)
+//   srv.redirects.set('/a', [302, 'b/c'])   answer a path with that status and Location,
+//                               sent as given (a relative one is the client's to resolve)
 //   srv.reset(); await srv.close();
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
@@ -55,6 +57,7 @@ const BOUNDARY = 'amn-test-boundary';
 export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = {}) {
   const stats = { requests: 0, bytes: 0, files: {}, log: [] };
   const state = { ignoreRange: false, multiRange: true };
+  const redirects = new Map();
   // Counted as they happen (not on 'close'), so a client that has its answer sees
   // up-to-date numbers.
   const fileStats = (path) => (stats.files[path] ||= { requests: 0, bytes: 0 });
@@ -82,6 +85,8 @@ export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = 
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return finish(405, { Allow: 'GET, HEAD' });
+    const hop = redirects.get(urlPath);
+    if (hop) return finish(hop[0], { Location: hop[1] });
     if (file !== normalize(root) && !file.startsWith(normalize(root + sep))) return finish(403, {});
     let st;
     try {
@@ -152,6 +157,7 @@ export async function startRangeServer({ root, host = '127.0.0.1', port = 0 } = 
     url: `http://${host}:${actualPort}/`,
     port: actualPort,
     stats,
+    redirects,
     get ignoreRange() { return state.ignoreRange; },
     set ignoreRange(v) { state.ignoreRange = Boolean(v); },
     get multiRange() { return state.multiRange; },
