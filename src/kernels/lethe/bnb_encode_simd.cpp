@@ -179,7 +179,8 @@ HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float
   // + nearbyint(m): the low byte is the int8. One add for Round, the range check and the
   // conversion (a long sequence on WASM). The bound from the row's amax: rounding to F16
   // and the product are monotonic, so |m| <= f16(amax) * |scale| (a NaN or Inf amax, or a
-  // NaN scale, takes the general path).
+  // NaN scale, takes the general path). That bound also makes f16(amax) finite: no lane is
+  // NaN or rounds past F16's largest value (RoundToF16<true>).
   const uint32_t amax_bits = AbsMaxBits(row, static_cast<size_t>(cols));
   float amax;
   std::memcpy(&amax, &amax_bits, 4);
@@ -187,7 +188,7 @@ HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float
   if (amax_bits < 0x7F800000u && bound < 4194304.0f) {
     const auto magic = hn::Set(df, 12582912.0f);
     EachVector(df, row, cols, reinterpret_cast<uint8_t*>(out), [&](hn::VFromD<decltype(df)> x) {
-      return hn::BitCast(du, hn::Add(hn::Mul(RoundToF16(df, x), vscale), magic));
+      return hn::BitCast(du, hn::Add(hn::Mul(RoundToF16<true>(df, x), vscale), magic));
     });
     return true;
   }

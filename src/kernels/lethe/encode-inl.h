@@ -110,8 +110,9 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Clamped(DF df, VF v) {
 // value is rounded to a multiple of 2^-24 by the F32 adder ((|v| + 0.5) - 0.5, exact there,
 // ties to even); NaN is F16's quiet NaN widened (sign | 0x7FC00000). The same bits as the
 // scalar casts for every one of the 2^32 inputs (checked exhaustively on x86; see
-// tests_native/test_lethe_simd.cpp).
-template <class DF, class VF = hn::VFromD<DF>>
+// tests_native/test_lethe_simd.cpp). kFinite: the caller knows every lane is finite and
+// rounds to a finite F16 (|v| < 65520), so the overflow and NaN selects are left out.
+template <bool kFinite = false, class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE VF RoundToF16(DF df, VF v) {
   const hn::RebindToUnsigned<DF> du;
   const auto u = hn::BitCast(du, v);
@@ -119,11 +120,11 @@ HWY_INLINE VF RoundToF16(DF df, VF v) {
   const auto sign = hn::Xor(u, a);
   const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u));
   auto r = hn::And(hn::Add(a, hn::Add(odd, hn::Set(du, 0xFFFu))), hn::Set(du, 0xFFFFE000u));
-  r = hn::IfThenElse(cast::GreaterSmall(du, r, 0x477FFFFFu), hn::Set(du, 0x7F800000u), r);
+  if constexpr (!kFinite) r = hn::IfThenElse(cast::GreaterSmall(du, r, 0x477FFFFFu), hn::Set(du, 0x7F800000u), r);
   const auto half = hn::Set(df, 0.5f);
   const auto sub = hn::BitCast(du, hn::Sub(hn::Add(hn::BitCast(df, a), half), half));
   r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x387FFFFFu), r, sub);
-  r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x7F800000u), hn::Set(du, 0x7FC00000u), r);
+  if constexpr (!kFinite) r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x7F800000u), hn::Set(du, 0x7FC00000u), r);
   return hn::BitCast(df, hn::Or(sign, r));
 }
 template <class DF, class VF = hn::VFromD<DF>>
