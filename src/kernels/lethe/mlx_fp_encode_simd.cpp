@@ -14,9 +14,11 @@
 //    cases spelled out (a NaN w passes through, 0 / 0 is x86's negative default NaN: WASM
 //    leaves a made NaN's sign unspecified), rounded to the weight's dtype (RoundToBF16 with
 //    MLX's +NaN, RoundToF16 keeping a NaN's sign); then MLX's ToFP8 (saturating to 0x7E,
-//    sign kept) or the E2M1 argmin: the 16 distances |x - lut[k]| each rounded to the
-//    dtype, the first index of the smallest (a tournament, see Fp4Code; NaN: 0); FP4
-//    codes of whole groups as bytes, then packed two per byte in i16 lanes.
+//    sign kept) or the E2M1 argmin: for |x| < 256 the count of midpoints |x| passes
+//    (Fp4Code), else the 16 distances |x - lut[k]| each rounded to the dtype and the
+//    first index of the smallest (a tournament, Fp4CodeScan; NaN: 0); FP4 codes of
+//    whole groups as bytes, then packed two per byte in i16 lanes. FP4 quotients by
+//    power-of-two divisors are products with the exact reciprocal.
 //  - --reuse-scales: the same codes with the stored scales, then exact_code: a value that
 //    a code's value times the scale gives exactly (same bits, not NaN) takes that code
 //    (the computed one first, then mxfp8's 0x7F / 0xFF, or FP4's first k).
