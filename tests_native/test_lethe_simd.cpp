@@ -315,7 +315,15 @@ TEST_CASE("lethe simd: MXFP4 on every implementation", "[lethe][simd]") {
     std::vector<float> wide(v.size());
     std::mt19937 rng{static_cast<uint32_t>(cols)};
     for (size_t i = 0; i < wide.size(); ++i) wide[i] = v[i] * std::ldexp(1.0f, int(rng() % 60) - 30);
-    for (const auto* values : std::vector<const std::vector<float>*>{&v, &wide}) {
+    // E2M1's rounding ties: groups whose max is 6 (scale 1) holding every midpoint and its
+    // BF16 neighbours (the values are rounded to BF16 first), both signs.
+    std::vector<float> pool;
+    for (const float m : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 5.75f})
+      for (int k = -2; k <= 2; ++k)
+        for (const float sign : {1.0f, -1.0f}) pool.push_back(sign * bit_cast<float>(bit_cast<uint32_t>(m) + uint32_t(k * 65536)));
+    std::vector<float> ties(v.size());
+    for (size_t i = 0; i < ties.size(); ++i) ties[i] = i % 32 == 0 ? 6.0f : pool[i % pool.size()];
+    for (const auto* values : std::vector<const std::vector<float>*>{&v, &wide, &ties}) {
       check_every_impl("mxfp4 cols " + std::to_string(cols), [&] {
         std::vector<uint8_t> blocks(rows * cols / 2), scales(rows * cols / 32);
         mxfp4_quantize_rows(values->data(), rows, cols, blocks.data(), scales.data());
@@ -628,4 +636,45 @@ TEST_CASE("lethe simd: torch's float32 mean (double quantization's offset) on ev
           out.push_back(torch_mean_f32(v.data() + at, std::min(n, v.size() - at), threads));
     return bytes(out);
   });
+}
+
+TEST_CASE("lethe simd: MLX mxfp4 / nvfp4 codes at E2M1's midpoints and around 256 on every implementation",
+          "[lethe][simd]") {
+  using quant::MlxFpMode;
+  // The kernels' FP4 code counts midpoints for quotients below 256 and scans the 16
+  // distances for the rest. Groups whose max is 6 have scale 1 in both modes, so each
+  // value is its own quotient: every midpoint with its neighbours in the dtype, both signs.
+  // Groups whose max saturates nvfp4's scale at 448 give quotients on both sides of 256.
+  for (const DType dt : {DType::F32, DType::BF16, DType::F16}) {
+    const auto step = [&](float x, int k) {  // k ulps of the dtype away from x (x > 0)
+      if (dt == DType::F32) return bit_cast<float>(bit_cast<uint32_t>(x) + uint32_t(k));
+      if (dt == DType::BF16) return bit_cast<float>(bit_cast<uint32_t>(x) + (uint32_t(k) << 16));
+      return scalar::f16_to_f32(static_cast<uint16_t>(scalar::f32_to_f16(x) + k));
+    };
+    std::vector<float> pool;
+    for (const float m : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f, 0.5f, 1.0f, 4.0f})
+      for (int k = -2; k <= 2; ++k) {
+        pool.push_back(step(m, k));
+        pool.push_back(-step(m, k));
+      }
+    for (const float x : {0.0f, -0.0f, 1e-30f, 7.0f, 8.49f, 100.0f, 255.0f}) pool.push_back(in_dtype(dt, x));
+    for (const MlxFpMode mode : {MlxFpMode::mxfp4, MlxFpMode::nvfp4}) {
+      const auto& f = quant::mlx_fp_format(mode);
+      const uint64_t cols = f.group_size * 4, rows = 2 * (pool.size() / f.group_size + 2);
+      std::vector<float> w(rows * cols);
+      for (uint64_t i = 0; i < rows * cols / 2; ++i) w[i] = i % f.group_size == 0 ? 6.0f : pool[i % pool.size()];
+      // The second half: nvfp4's scale 448 (mxfp4's a power of two near it); quotients
+      // 250 ... 262 in 1 / 16 steps, and a few far beyond.
+      for (uint64_t i = rows * cols / 2; i < rows * cols; ++i) {
+        const float q = i % f.group_size == 0 ? 300.0f : 250.0f + float(i % 193) / 16.0f;
+        w[i] = in_dtype(dt, q * 448.0f * (i % 3 ? 1.0f : -1.0f));
+      }
+      check_every_impl("mlx " + std::string(f.name) + " E2M1 midpoints " + std::string(dtype_info(dt).name), [&] {
+        std::vector<uint8_t> codes(rows * cols * f.bits / 8), scales(rows * cols / f.group_size);
+        mlx_fp_quantize_rows(mode, w.data(), rows, cols, dt, codes.data(), scales.data());
+        codes.insert(codes.end(), scales.begin(), scales.end());
+        return codes;
+      });
+    }
+  }
 }

@@ -9,7 +9,9 @@
 //    apart (LoadInterleaved2) so that each u32 lane packs its pair, high nibble first.
 //  - LLM.int8(): the F16 round trip as kernels/cast.h rounds (cast-inl.h), the product with
 //    the row's scale, Round (ties to even, as nearbyint in the default rounding mode), and
-//    torch's float -> int8 (0 for NaN, +-Inf and |r| >= 2^31, else the low byte).
+//    torch's float -> int8 (0 for NaN, +-Inf and |r| >= 2^31, else the low byte); a row
+//    whose products are all below 2^22 in magnitude (every row whose scale is 127 / its
+//    absmax) does the last three with one add of 1.5 * 2^23.
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -171,6 +173,25 @@ HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float
   const hn::RebindToUnsigned<decltype(df)> du;
   const auto vscale = hn::Set(df, scale);
   const auto limit = hn::Set(df, 2147483648.0f);
+  // A row whose products m are all below 2^22 in magnitude (every row whose scale is 127 /
+  // its absmax): m + 1.5 * 2^23 lies in [2^23, 2^24], whose spacing is 1, so the sum is m
+  // rounded to an integer, ties to even (1.5 * 2^23 is even), and its bits are 0x4B400000
+  // + nearbyint(m): the low byte is the int8. One add for Round, the range check and the
+  // conversion (a long sequence on WASM). The bound from the row's amax: rounding to F16
+  // and the product are monotonic, so |m| <= f16(amax) * |scale| (a NaN or Inf amax, or a
+  // NaN scale, takes the general path). That bound also makes f16(amax) finite: no lane is
+  // NaN or rounds past F16's largest value (RoundToF16<true>).
+  const uint32_t amax_bits = AbsMaxBits(row, static_cast<size_t>(cols));
+  float amax;
+  std::memcpy(&amax, &amax_bits, 4);
+  const float bound = hn::GetLane(RoundToF16(df, hn::Set(df, amax))) * std::fabs(scale);
+  if (amax_bits < 0x7F800000u && bound < 4194304.0f) {
+    const auto magic = hn::Set(df, 12582912.0f);
+    EachVector(df, row, cols, reinterpret_cast<uint8_t*>(out), [&](hn::VFromD<decltype(df)> x) {
+      return hn::BitCast(du, hn::Add(hn::Mul(RoundToF16<true>(df, x), vscale), magic));
+    });
+    return true;
+  }
   EachVector(df, row, cols, reinterpret_cast<uint8_t*>(out), [&](hn::VFromD<decltype(df)> x) {
     const auto r = hn::Round(hn::Mul(RoundToF16(df, x), vscale));
     // |r| < 2^31 is false for NaN; those lanes (and Inf, and the out of range) give 0.

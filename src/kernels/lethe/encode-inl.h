@@ -65,14 +65,16 @@ HWY_INLINE uint32_t AbsMaxBits(const float* HWY_RESTRICT p, size_t n) {
 // E4M3 codes (low byte of each u32 lane) of f32 lanes: the rounding c10's f32_to_e4m3fn
 // and MLX's ToFP8 share, both branches computed, then selects. |v| with f32 bits >=
 // kSaturateFrom (and NaN, Inf) gives kSaturateCode: c10 from 480.0f to 0x7F (NaN), MLX
-// from 448.0f to 0x7E (its largest finite code).
-template <uint32_t kSaturateFrom, uint32_t kSaturateCode, class DF, class VF = hn::VFromD<DF>>
+// from 448.0f to 0x7E (its largest finite code). kNaN1: a NaN gives kSaturateCode + 1.
+template <uint32_t kSaturateFrom, uint32_t kSaturateCode, bool kNaN1 = false, class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Saturating(DF df, VF v) {
   const hn::RebindToUnsigned<DF> du;
   auto f = hn::BitCast(du, v);
   const auto sign = hn::And(f, hn::Set(du, 0x80000000u));
   f = hn::Xor(f, sign);
   const auto saturate = cast::GreaterSmall(du, f, kSaturateFrom - 1);
+  auto saturated = hn::Set(du, kSaturateCode);
+  if constexpr (kNaN1) saturated = hn::Sub(saturated, hn::VecFromMask(du, cast::GreaterSmall(du, f, 0x7F800000u)));
   // f_bits >= 2^-6: the normal branch, else the subnormal one.
   const auto normal = cast::GreaterSmall(du, f, (UINT32_C(121) << 23) - 1);
   constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
@@ -82,7 +84,7 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Saturating(DF df, VF v) {
   const auto rounded =
       hn::ShiftRight<20>(hn::Add(hn::Add(f, hn::Set(du, (static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu)), mant_odd));
   auto r = hn::IfThenElse(normal, rounded, sub);
-  r = hn::IfThenElse(saturate, hn::Set(du, kSaturateCode), hn::And(r, hn::Set(du, 0xFFu)));
+  r = hn::IfThenElse(saturate, saturated, hn::And(r, hn::Set(du, 0xFFu)));
   return hn::Or(r, hn::ShiftRight<24>(sign));
 }
 
@@ -93,12 +95,13 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
   return E4M3Saturating<(UINT32_C(1087) << 20), 0x7Fu>(df, v);
 }
 
-// torch.clamp(v, -448, 448) for the lanes that are not NaN (NaN stays NaN, as the
-// reference's `if (!isnan(v)) v = min(448, max(-448, v))`).
+// E4M3 of torch.clamp(v, -448, 448) (the clamp skipped for NaN, as the references'
+// `if (!isnan(v)) v = min(448, max(-448, v))`), in one: a clamped value is +-448 (0x7E
+// with v's sign) exactly when |v| >= 448 and v is not NaN, and none reaches E4M3's 480; a
+// NaN stays NaN (0x7F with its sign). No max, min and NaN select for the clamp.
 template <class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE VF Clamp448(DF df, VF v) {
-  const auto clamped = hn::Min(hn::Max(v, hn::Set(df, -448.0f)), hn::Set(df, 448.0f));
-  return hn::IfThenElse(hn::Eq(v, v), clamped, v);
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Clamped(DF df, VF v) {
+  return E4M3Saturating<(UINT32_C(543) << 21), 0x7Eu, true>(df, v);
 }
 
 // lethe::round_to(v, F16), i.e. f16_to_f32(f32_to_f16(v)), without the F16 bits: F16's
@@ -107,8 +110,9 @@ HWY_INLINE VF Clamp448(DF df, VF v) {
 // value is rounded to a multiple of 2^-24 by the F32 adder ((|v| + 0.5) - 0.5, exact there,
 // ties to even); NaN is F16's quiet NaN widened (sign | 0x7FC00000). The same bits as the
 // scalar casts for every one of the 2^32 inputs (checked exhaustively on x86; see
-// tests_native/test_lethe_simd.cpp).
-template <class DF, class VF = hn::VFromD<DF>>
+// tests_native/test_lethe_simd.cpp). kFinite: the caller knows every lane is finite and
+// rounds to a finite F16 (|v| < 65520), so the overflow and NaN selects are left out.
+template <bool kFinite = false, class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE VF RoundToF16(DF df, VF v) {
   const hn::RebindToUnsigned<DF> du;
   const auto u = hn::BitCast(du, v);
@@ -116,11 +120,11 @@ HWY_INLINE VF RoundToF16(DF df, VF v) {
   const auto sign = hn::Xor(u, a);
   const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u));
   auto r = hn::And(hn::Add(a, hn::Add(odd, hn::Set(du, 0xFFFu))), hn::Set(du, 0xFFFFE000u));
-  r = hn::IfThenElse(cast::GreaterSmall(du, r, 0x477FFFFFu), hn::Set(du, 0x7F800000u), r);
+  if constexpr (!kFinite) r = hn::IfThenElse(cast::GreaterSmall(du, r, 0x477FFFFFu), hn::Set(du, 0x7F800000u), r);
   const auto half = hn::Set(df, 0.5f);
   const auto sub = hn::BitCast(du, hn::Sub(hn::Add(hn::BitCast(df, a), half), half));
   r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x387FFFFFu), r, sub);
-  r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x7F800000u), hn::Set(du, 0x7FC00000u), r);
+  if constexpr (!kFinite) r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x7F800000u), hn::Set(du, 0x7FC00000u), r);
   return hn::BitCast(df, hn::Or(sign, r));
 }
 template <class DF, class VF = hn::VFromD<DF>>

@@ -76,7 +76,7 @@ HWY_NOINLINE bool Fp8BlockRows(const float* HWY_RESTRICT values, uint64_t cols, 
       EachVector(df, values + r * cols + c, static_cast<size_t>(n), out + r * cols + c, [&](hn::VFromD<decltype(df)> x) {
         auto v = hn::Mul(x, vs);
         v = hn::IfThenElse(hn::AndNot(hn::Eq(v, v), hn::Eq(x, x)), invalid, v);
-        return E4M3(df, Clamp448(df, v));
+        return E4M3Clamped(df, v);
       });
     }
   }
@@ -94,7 +94,7 @@ HWY_INLINE void CtFp8Row(const float* HWY_RESTRICT x, uint64_t cols, float s, bo
     if constexpr (kSrc == DType::BF16) v = RoundToBF16(df, v);
     if constexpr (kSrc == DType::F16) v = RoundToF16(df, v);
     if (add_zero_point) v = hn::Add(v, zero);
-    return E4M3(df, Clamp448(df, v));
+    return E4M3Clamped(df, v);
   });
 }
 

@@ -4,8 +4,8 @@
 //  - ranges: lane-wise max / min written as MLX's std::max / std::min compare (a NaN never
 //    replaces the running value), then across lanes. Only a zero's sign could depend on
 //    the order, and it reaches neither scale nor bias (mlx_affine_params_of_range).
-//  - codes: rint((w - bias) / scale) (Round: ties to even), std::max(q, 0) and
-//    std::min(q, n_bins) as written (NaN kept), NaN -> 0, packed LSB first (4 bits: the
+//  - codes: rint((w - bias) / scale) (ties to even), std::max(q, 0) and std::min(q,
+//    n_bins) (NaN kept), NaN -> 0 (MlxCode: clamped, then rounded by an add), packed LSB first (4 bits: the
 //    even element low, loaded apart from the odd one; 2, 3, 5 and 6 bits: the codes
 //    stored as bytes, then every 8 of them packed into `bits` bytes in a u64 lane).
 //  - --reuse-scales: the same codes with the stored scale and bias, then the reference's
@@ -50,8 +50,15 @@ HWY_NOINLINE bool MlxRanges(const float* HWY_RESTRICT values, uint64_t groups, u
     auto hi = hn::Neg(inf), lo = inf;
     for (uint64_t j = 0; j < group; j += N) {
       const auto x = hn::LoadU(df, w + j);
+#if HWY_TARGET == HWY_WASM
+      // The same compares as pmax / pmin (one maxps / minps each under V8, where a select
+      // is three instructions): pmax(a, b) = a < b ? b : a, pmin(a, b) = b < a ? b : a.
+      hi = decltype(hi){wasm_f32x4_pmax(hi.raw, x.raw)};
+      lo = decltype(lo){wasm_f32x4_pmin(lo.raw, x.raw)};
+#else
       hi = hn::IfThenElse(hn::Lt(hi, x), x, hi);  // std::max(w_max, x)
       lo = hn::IfThenElse(hn::Lt(x, lo), x, lo);  // std::min(w_min, x)
+#endif
     }
     w_max[g] = hn::GetLane(hn::MaxOfLanes(df, hi));
     w_min[g] = hn::GetLane(hn::MinOfLanes(df, lo));
@@ -59,14 +66,24 @@ HWY_NOINLINE bool MlxRanges(const float* HWY_RESTRICT values, uint64_t groups, u
   return true;
 }
 
-// The code of each lane, in i32 lanes.
+// The code of each lane, in i32 lanes. std::max(rint(d), 0) then std::min(.., n_bins) is
+// rint of d clamped the same way (0 and n_bins are integers, rint is monotonic; -0.0 and a
+// d in (-0.5, 0) give code 0 either way; NaN passes both); the clamped d in [0, 255] is
+// rounded by adding 2^23 (the sum's spacing is 1: to nearest, ties to even as rint, 2^23
+// being even), and the sum's bits are 0x4B000000 + the code. No Round, no conversion.
 template <class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxCode(DF df, VF w, VF scale, VF bias, VF n_bins) {
   const hn::RebindToSigned<DF> di;
-  auto q = hn::Round(hn::Div(hn::Sub(w, bias), scale));
-  q = hn::IfThenElse(hn::Lt(q, hn::Zero(df)), hn::Zero(df), q);  // std::max(q, 0.0f)
-  q = hn::IfThenElse(hn::Lt(n_bins, q), n_bins, q);              // std::min(q, n_bins)
-  return hn::IfThenElseZero(hn::RebindMask(di, hn::Eq(q, q)), hn::ConvertTo(di, q));
+  const auto d = hn::Div(hn::Sub(w, bias), scale);
+#if HWY_TARGET == HWY_WASM
+  // d < 0 ? 0 : d, then n_bins < c ? n_bins : c, as pmax / pmin (see MlxRanges).
+  const VF c{wasm_f32x4_pmin(wasm_f32x4_pmax(d.raw, wasm_f32x4_splat(0.0f)), n_bins.raw)};
+#else
+  auto c = hn::IfThenElse(hn::Lt(d, hn::Zero(df)), hn::Zero(df), d);  // std::max(q, 0.0f)
+  c = hn::IfThenElse(hn::Lt(n_bins, c), n_bins, c);                    // std::min(q, n_bins)
+#endif
+  const auto q = hn::Sub(hn::BitCast(di, hn::Add(c, hn::Set(df, 8388608.0f))), hn::Set(di, 0x4B000000));
+  return hn::IfThenElseZero(hn::RebindMask(di, hn::Eq(d, d)), q);  // NaN -> 0
 }
 
 // One group's codes at 2, 3, 5 or 6 bits: a piece's codes as bytes, then each 8 of them
@@ -142,6 +159,7 @@ HWY_INLINE void CodesWith(const float* HWY_RESTRICT values, uint64_t groups, uin
                           const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias,
                           uint8_t* HWY_RESTRICT packed, const Code& code) {
   const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
   const hn::Rebind<uint8_t, decltype(df)> d8;
   const size_t N = hn::Lanes(df);
   const auto n_bins = hn::Set(df, static_cast<float>((1u << bits) - 1));
@@ -152,7 +170,8 @@ HWY_INLINE void CodesWith(const float* HWY_RESTRICT values, uint64_t groups, uin
     const auto one = [&](hn::VFromD<decltype(df)> x) { return code(df, x, s, b, n_bins); };
     if (bits == 8) {
       uint8_t* out = packed + g * group;
-      for (uint64_t j = 0; j < group; j += N) hn::StoreU(hn::DemoteTo(d8, one(hn::LoadU(df, w + j))), d8, out + j);
+      // EachVector: on WASM four vectors to one 16-byte store.
+      EachVector(df, w, group, out, [&](hn::VFromD<decltype(df)> x) { return hn::BitCast(du, one(x)); });
     } else if (bits != 4) {
       uint8_t* out = packed + g * group * bits / 8;
       if (bits == 2) PackedCodes<2>(df, w, group, c, out, one);

@@ -14,9 +14,11 @@
 //    cases spelled out (a NaN w passes through, 0 / 0 is x86's negative default NaN: WASM
 //    leaves a made NaN's sign unspecified), rounded to the weight's dtype (RoundToBF16 with
 //    MLX's +NaN, RoundToF16 keeping a NaN's sign); then MLX's ToFP8 (saturating to 0x7E,
-//    sign kept) or the E2M1 argmin: the 16 distances |x - lut[k]| each rounded to the
-//    dtype, the first index of the smallest (a tournament, see Fp4Code; NaN: 0); FP4
-//    codes of whole groups as bytes, then packed two per byte in i16 lanes.
+//    sign kept) or the E2M1 argmin: for |x| < 256 the count of midpoints |x| passes
+//    (Fp4Code), else the 16 distances |x - lut[k]| each rounded to the dtype and the
+//    first index of the smallest (a tournament, Fp4CodeScan; NaN: 0); FP4 codes of
+//    whole groups as bytes, then packed two per byte in i16 lanes. FP4 quotients by
+//    power-of-two divisors are products with the exact reciprocal.
 //  - --reuse-scales: the same codes with the stored scales, then exact_code: a value that
 //    a code's value times the scale gives exactly (same bits, not NaN) takes that code
 //    (the computed one first, then mxfp8's 0x7F / 0xFF, or FP4's first k).
@@ -78,13 +80,13 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> MlxE4M3(DF df, VF v) {
   return E4M3Saturating<(UINT32_C(543) << 21), 0x7Eu>(df, v);
 }
 
-// fp4_code: the first k with the smallest in_dtype(|x - lut[k]|), as a tournament (four
+// fp4_code itself: the first k with the smallest in_dtype(|x - lut[k]|), as a tournament (four
 // levels of pairs instead of a chain of 15 dependent selects): a pair keeps its right
 // entry only if that one is strictly smaller, so each level keeps the first index of its
 // minimum, as the reference's scan does. NaN: x is NaN in every distance or in none
 // (x - lut[k] of a finite x never is), and an all-NaN tournament keeps index 0.
 template <Round kRound, class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> Fp4Code(DF df, VF x) {
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> Fp4CodeScan(DF df, VF x) {
   const hn::RebindToUnsigned<DF> du;
   using VU = hn::VFromD<decltype(du)>;
   auto dist = [&](uint32_t k) { return hn::Abs(InDtype<kRound>(df, hn::Sub(x, hn::Set(df, quant::kE2M1Signed[k])))); };
@@ -118,6 +120,32 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> Fp4Code(DF df, VF x) {
       idx[i] = hn::IfThenElse(hn::RebindMask(du, m), idx[2 * i + 1], idx[2 * i]);
     }
   return idx[0];
+}
+
+// fp4_code by thresholds, for every x with |x| < 256 (the other lanes, Inf and NaN among
+// them, go to Fp4CodeScan): the scan's answer is the number n of E2M1 midpoints (0.25,
+// 0.75, 1.25, 1.75, 2.5, 3.5, 5) that |x| exceeds, 8 + n for a negative x, and 0 when n is
+// 0 (then +0.0's distance ties -0.0's and the scan keeps the first). Near each midpoint
+// both distances are exact (Sterbenz), so a tie is a true midpoint and goes to the lower
+// code; elsewhere the dtype's rounding is monotonic and cannot make another code win;
+// rounding x - lut[k] to f32, BF16 or F16 first breaks this from 512 on (BF16), so 256 is
+// the bound. Checked against fp4_code for every F32 x with |x| < 256 (code dtype F32: every
+// float, since nvfp4 chooses F32 codes for BF16 / F16 weights too) and every BF16 / F16
+// value below it (a one-off exhaustive run on x86; each dtype's code is IEEE arithmetic,
+// the same on every target). 7 compares and adds instead of 16 distances and a
+// tournament of 15 selects.
+template <Round kRound, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> Fp4Code(DF df, VF x) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto bits = hn::BitCast(du, x);
+  const auto y = hn::BitCast(df, hn::And(bits, hn::Set(du, 0x7FFFFFFFu)));
+  if (HWY_UNLIKELY(!hn::AllTrue(df, hn::Lt(y, hn::Set(df, 256.0f))))) return Fp4CodeScan<kRound>(df, x);
+  const auto first = hn::VecFromMask(du, hn::RebindMask(du, hn::Lt(hn::Set(df, 0.25f), y)));
+  auto minus_n = first;  // -n: each exceeded midpoint's mask is -1
+  for (const float m : {0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f})
+    minus_n = hn::Add(minus_n, hn::VecFromMask(du, hn::RebindMask(du, hn::Lt(hn::Set(df, m), y))));
+  const auto eight_if_negative = hn::And(hn::ShiftRight<28>(bits), hn::Set(du, 8u));
+  return hn::Or(hn::Sub(hn::Zero(du), minus_n), hn::And(first, eight_if_negative));
 }
 
 // quant::mlx_e4m3_to_f32 of the low byte of each u32 lane: (1 + m/8) * 2^(e-7) from the
@@ -168,19 +196,47 @@ HWY_INLINE VU ExactCode(DF df, VF w, float scale, VU code) {
   }
 }
 
+// 1 / d if d is a power of two whose reciprocal is a normal float (2^-126 ... 2^126), else
+// 0. Then x * (1 / d) is x / d: the same exact quotient, rounded once (subnormal results
+// included). mxfp4 / mxfp8's divisors are powers of two, and a multiply is cheaper.
+HWY_INLINE float ExactReciprocal(float d) {
+  uint32_t b;
+  std::memcpy(&b, &d, 4);
+  const uint32_t e = b >> 23;  // the sign too: a negative d has none
+  return (b & 0x7FFFFFu) == 0 && e >= 1 && e <= 253 ? 1.0f / d : 0.0f;
+}
+
+// kMul: x * reciprocal (ExactReciprocal's), else x / divisor.
+template <bool kMul, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF DivideBy(DF df, VF x, float divisor, float reciprocal) {
+  if constexpr (kMul) return hn::Mul(x, hn::Set(df, reciprocal));
+  return hn::Div(x, hn::Set(df, divisor));
+}
+
 // divide(w, divisor), then in_dtype(t, ...).
-template <Round kT, class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE VF Quotient(DF df, VF x, float divisor) {
+template <Round kT, bool kMul, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF Quotient(DF df, VF x, float divisor, float reciprocal) {
   const hn::RebindToUnsigned<DF> du;
-  auto q = hn::IfThenElse(hn::Eq(x, x), hn::Div(x, hn::Set(df, divisor)), x);
+  auto q = hn::IfThenElse(hn::Eq(x, x), DivideBy<kMul>(df, x, divisor, reciprocal), x);
   if (divisor == 0) q = hn::IfThenElse(hn::Eq(x, hn::Zero(df)), hn::BitCast(df, hn::Set(du, 0xFFC00000u)), q);
   return InDtype<kT>(df, q);
 }
 
+// Quotient for an FP4 code: a NaN quotient's sign does not matter there (every NaN is
+// code 0, Fp4Code's scan), so the NaN cases need no selects.
+template <Round kT, bool kMul, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE VF Fp4Quotient(DF df, VF x, float divisor, float reciprocal) {
+  const auto q = DivideBy<kMul>(df, x, divisor, reciprocal);
+  if constexpr (kT == Round::kF32) return q;
+  if constexpr (kT == Round::kF16) return RoundToF16(df, q);
+  return RoundToBF16(df, q);
+}
+
 // reuse: each group's stored scale (F32), whose exact products take their codes.
-template <Round kT, Round kCode, bool kReuse>
-HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, bool fp8,
-                      const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse, uint8_t* HWY_RESTRICT codes) {
+// kMul: every divisor has an ExactReciprocal (multiplied by, not divided by).
+template <Round kT, Round kCode, bool kReuse, bool kMul>
+HWY_INLINE void CodesBy(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, bool fp8,
+                        const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse, uint8_t* HWY_RESTRICT codes) {
   const hn::ScalableTag<float> df;
   const hn::ScalableTag<int16_t> d16;
   const hn::Rebind<uint8_t, decltype(d16)> d8;
@@ -190,8 +246,9 @@ HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_
   while (g < groups) {
     const float* w = values + g * group;
     if (fp8) {
+      const float reciprocal = kMul ? ExactReciprocal(divisor[g]) : 0.0f;
       EachVector(df, w, group, codes + g * group, [&](auto x) {
-        const auto code = MlxE4M3(df, Quotient<kT>(df, x, divisor[g]));
+        const auto code = MlxE4M3(df, Quotient<kT, kMul>(df, x, divisor[g], reciprocal));
         if constexpr (kReuse) return ExactCode<true>(df, x, reuse[g], code);
         return code;
       });
@@ -200,13 +257,14 @@ HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_
     }
     // As many groups as c holds (MlxFpAmax let only even groups up to 512 through).
     const uint64_t m = std::min<uint64_t>(groups - g, sizeof(c) / group);
-    for (uint64_t k = 0; k < m; ++k)
-      EachVector(df, w + k * group, group, c + k * group,
-                 [&](auto x) {
-                   const auto code = Fp4Code<kCode>(df, Quotient<kT>(df, x, divisor[g + k]));
-                   if constexpr (kReuse) return ExactCode<false>(df, x, reuse[g + k], code);
-                   return code;
-                 });
+    for (uint64_t k = 0; k < m; ++k) {
+      const float reciprocal = kMul ? ExactReciprocal(divisor[g + k]) : 0.0f;
+      EachVector(df, w + k * group, group, c + k * group, [&](auto x) {
+        const auto code = Fp4Code<kCode>(df, Fp4Quotient<kT, kMul>(df, x, divisor[g + k], reciprocal));
+        if constexpr (kReuse) return ExactCode<false>(df, x, reuse[g + k], code);
+        return code;
+      });
+    }
     // Pairs of bytes (even low) as i16 lanes: (lo | hi << 4) fits a byte.
     const size_t n = m * group;
     uint8_t* out = codes + g * group / 2;
@@ -219,6 +277,19 @@ HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_
     for (; i < n; i += 2) out[i / 2] = static_cast<uint8_t>(c[i] | (c[i + 1] << 4));
     g += m;
   }
+}
+
+// The groups' FP4 codes multiplied by the reciprocals when every divisor is a power of
+// two that has one (mxfp4's, unless a group is not finite), else divided (nvfp4's E4M3
+// divisors): chosen per call, as a per-group choice cost nvfp4 more than it saved. mxfp8
+// divides: multiplying measured no faster there (natively a little slower).
+template <Round kT, Round kCode, bool kReuse>
+HWY_INLINE void Codes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, bool fp8,
+                      const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse, uint8_t* HWY_RESTRICT codes) {
+  bool mul = !fp8;
+  for (uint64_t g = 0; g < groups && mul; ++g) mul = mul && ExactReciprocal(divisor[g]) != 0;
+  if (mul) CodesBy<kT, kCode, kReuse, true>(values, groups, group, fp8, divisor, reuse, codes);
+  else CodesBy<kT, kCode, kReuse, false>(values, groups, group, fp8, divisor, reuse, codes);
 }
 
 HWY_INLINE Round RoundOf(DType t) { return t == DType::BF16 ? Round::kBF16 : t == DType::F16 ? Round::kF16 : Round::kF32; }

@@ -4,10 +4,9 @@
 // kernels/cast.h's bits, their amax as the max of the sign-cleared bits (a NaN among them
 // gives a positive NaN, whose scale is 0 whatever its payload, as the reference's first
 // NaN's), the scale and its factor as the reference computes them, then each quotient's
-// E2M1 code by downcast_to_mxfp_torch's bit steps in u32 lanes (the subnormal shift as a
-// per-lane shift by min(shift, 31): the pre-shift mantissa is below 2^23, so every shift
-// of 23 or more gives 0, as the reference's shifts past 31 do). Even and odd elements are
-// loaded apart, so each lane packs its pair, the even one low.
+// E2M1 code as the count of thresholds that downcast_to_mxfp_torch's bit steps amount to
+// (Mxfp4Code). Even and odd elements are loaded apart, so each lane packs its pair, the
+// even one low.
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -30,50 +29,22 @@ namespace hn = hwy::HWY_NAMESPACE;
 HWY_NOINLINE bool Mxfp4Rows(const float*, uint64_t, uint64_t, uint8_t*, uint8_t*, bool) { return false; }
 #else
 
-// Targets without per-lane shifts shift the subnormal mantissa with an exact F32 multiply
-// instead: Highway 1.0.3 emulates each shift in five select steps on WASM, and with
-// power-of-two multiplies and shuffles on SSSE3 / SSE4 (which run this path too, so that
-// the native tests compare it with the scalar code).
-constexpr bool kFloatShift = HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3;
-
-// mxfp4_code of each lane, in u32 lanes.
+// mxfp4_code of each lane, in u32 lanes, as a count of thresholds. The reference's bit
+// steps round |q| to E2M1 to nearest, ties to the even code, saturating at 6 (Inf and NaN
+// included): so the code is the number of the midpoints 0.25, 0.75, 1.25, 1.75, 2.5,
+// 3.5, 5 that |q| passes, a tie passing the midpoint when the upper code is the even one
+// (0.75, 1.75, 3.5), and |q|'s bits compared as integers (NaN above them all: 7), with
+// the sign bit as code bit 3. Equal to mxfp4_code for all 2^32 inputs (a one-off
+// exhaustive run); 7 compares and adds instead of the bit steps and their per-lane shift.
 template <class DU, class V = hn::VFromD<DU>>
 HWY_INLINE V Mxfp4Code(DU du, V q) {
-  const auto one = hn::Set(du, 1u);
-  const V sign = hn::And(q, hn::Set(du, 0x80000000u));
-  const V e = hn::And(hn::ShiftRight<23>(q), hn::Set(du, 0xFFu));
-  const V m_orig = hn::And(q, hn::Set(du, 0x7FFFFFu));
-  // e < 127: shift = 127 - e - 1, the mantissa with its implicit bit shifted down.
-  const auto subnormal = hn::Not(cast::GreaterSmall(du, e, 126));
-  const V shift = hn::Min(hn::Sub(hn::Set(du, 126u), e), hn::Set(du, 31u));  // only read where e < 127
-  const V pre = hn::Or(hn::Set(du, 0x400000u), hn::ShiftRight<1>(m_orig));
-  V shifted;  // pre >> shift
-  hn::Mask<DU> lost;  // (pre & ((1 << shift) - 1)) != 0
-  if constexpr (kFloatShift) {
-    // pre * 2^-shift in F32 is exact (pre < 2^23, 2^-31 normal): its integer part is
-    // pre >> shift (read from the mantissa of that part + 2^23) and it has a fraction
-    // exactly when bits were shifted out.
-    const hn::Rebind<float, DU> df;
-    const auto p = hn::Mul(hn::ConvertTo(df, hn::BitCast(hn::RebindToSigned<DU>(), pre)),
-                           hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 127u), shift))));
-    const auto t = hn::Trunc(p);
-    shifted = hn::Sub(hn::BitCast(du, hn::Add(t, hn::Set(df, 8388608.0f))), hn::Set(du, 0x4B000000u));
-    lost = hn::RebindMask(du, hn::Ne(p, t));
-  } else {
-    shifted = hn::Shr(pre, shift);
-    lost = hn::Not(hn::Eq(hn::And(pre, hn::Sub(hn::Shl(one, shift), one)), hn::Zero(du)));
-  }
-  const auto sticky_sub = hn::Or(hn::Eq(hn::And(m_orig, one), one), lost);
-  const V m = hn::IfThenElse(subnormal, shifted, m_orig);
-  const V e2 = hn::Sub(hn::Max(e, hn::Set(du, 126u)), hn::Set(du, 126u));
-  const V m2bits = hn::And(hn::ShiftRight<21>(m), hn::Set(du, 3u));
-  const V lsb_keep = hn::And(hn::ShiftRight<1>(m2bits), one);
-  const V guard = hn::And(m2bits, one);
-  const auto sticky =
-      hn::Or(hn::And(subnormal, sticky_sub), hn::Not(hn::Eq(hn::And(m, hn::Set(du, 0x1FFFFFu)), hn::Zero(du))));
-  const V round_inc = hn::And(guard, hn::Or(hn::IfThenElseZero(sticky, one), lsb_keep));
-  const V tmp = hn::Min(hn::ShiftRight<1>(hn::Add(hn::Or(hn::ShiftLeft<2>(e2), m2bits), round_inc)), hn::Set(du, 7u));
-  return hn::Or(hn::ShiftRight<28>(sign), tmp);
+  const hn::RebindToSigned<DU> di;
+  const auto a = hn::BitCast(di, hn::And(q, hn::Set(du, 0x7FFFFFFFu)));
+  constexpr int32_t kAbove[7] = {0x3E800000, 0x3F400000 - 1, 0x3FA00000, 0x3FE00000 - 1,
+                                 0x40200000, 0x40600000 - 1, 0x40A00000};  // |q| > these bits
+  auto minus = hn::Zero(di);  // -code: each passed threshold's mask is -1
+  for (const int32_t t : kAbove) minus = hn::Add(minus, hn::VecFromMask(di, hn::Gt(a, hn::Set(di, t))));
+  return hn::Or(hn::ShiftRight<28>(hn::And(q, hn::Set(du, 0x80000000u))), hn::BitCast(du, hn::Neg(minus)));
 }
 
 HWY_NOINLINE bool Mxfp4Rows(const float* HWY_RESTRICT values, uint64_t rows, uint64_t cols, uint8_t* HWY_RESTRICT blocks,

@@ -43,7 +43,7 @@ HWY_INLINE void Nvfp4ScalesOf(const float* HWY_RESTRICT amax, size_t groups, flo
     auto s = hn::Div(a, six);  // max_val_pos / (float(bit_range) / 2)
     if constexpr (kSrc == DType::BF16) s = RoundToBF16(df, s);
     if constexpr (kSrc == DType::F16) s = RoundToF16(df, s);
-    const auto code = E4M3(df, Clamp448(df, hn::Mul(global, s)));
+    const auto code = E4M3Clamped(df, hn::Mul(global, s));
     // torch.where(scales == 0, 0.125, scales): codes 0x00 and 0x80 -> 0x20
     return hn::IfThenElse(hn::Eq(hn::And(code, hn::Set(du, 0x7Fu)), hn::Zero(du)), hn::Set(du, 0x20u), code);
   });
