@@ -52,6 +52,21 @@ HWY_INLINE auto NearestInt(D d, V x) {
   return hn::Sub(hn::And(bits, hn::Set(di, 0x007fffff)), hn::Set(di, 0x00400000));
 }
 
+// Copies sub-blocks k0 .. k0 + N - 1 (each n values) into lanes: lane k of row i of xt is
+// sub-block k's element i, and of wt its weight, weight(at, x[at]) for the element at
+// x[at]. Spare lanes (k >= lanes) repeat sub-block `first`.
+template <class Weight>
+HWY_INLINE void SubBlocksToLanes(int n, int N, int k0, int lanes, int first, const float* HWY_RESTRICT x,
+                                 float* HWY_RESTRICT xt, float* HWY_RESTRICT wt, const Weight& weight) {
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < N; ++k) {
+      const int at = (k < lanes ? k0 + k : first) * n + i;
+      xt[i * N + k] = x[at];
+      wt[i * N + k] = weight(at, x[at]);
+    }
+  }
+}
+
 // make_qkx2_quants(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], ...)
 // for k < count, returning each scale in scales[k]; with qkx3, make_qkx3_quants (the
 // same search with given weights but for its test of a flat sub-block, max <= min
@@ -87,13 +102,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
     for (int g = 0; g < G; ++g) {
       const int k0 = k00 + g * N;
       const int lanes = std::max(0, std::min(N, count - k0));
-      for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < N; ++k) {
-          const int from = k < lanes ? k0 + k : k00;  // spare lanes repeat the first sub-block
-          xt[g][i * N + k] = x[from * n + i];
-          wt[g][i * N + k] = weights[from * n + i];
-        }
-      }
+      SubBlocksToLanes(n, N, k0, lanes, k00, x, xt[g], wt[g], [weights](int at, float) { return weights[at]; });
       vmin[g] = hn::Load(d, xt[g]);
       vmax[g] = vmin[g];
       sum_w[g] = hn::Load(d, wt[g]);
@@ -230,14 +239,8 @@ HWY_NOINLINE void QxSubBlocks(int count, int n, int nmax, const float* HWY_RESTR
     for (int g = 0; g < G; ++g) {
       const int k0 = k00 + g * N;
       const int lanes = std::max(0, std::min(N, count - k0));
-      for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < N; ++k) {
-          const int from = k < lanes ? k0 + k : k00;  // spare lanes repeat the first sub-block
-          const float xi = x[from * n + i];
-          xt[g][i * N + k] = xi;
-          wt[g][i * N + k] = qw ? qw[from * n + i] : xi * xi;
-        }
-      }
+      SubBlocksToLanes(n, N, k0, lanes, k00, x, xt[g], wt[g],
+                       [qw](int at, float xi) { return qw ? qw[at] : xi * xi; });
       vmax[g] = zero, amax[g] = zero;
     }
     for (int i = 0; i < n; ++i) {
