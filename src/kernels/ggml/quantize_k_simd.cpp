@@ -71,13 +71,13 @@ HWY_INLINE void SubBlocksToLanes(int n, int N, int k0, int lanes, int first, con
 // for k < count, returning each scale in scales[k]; with qkx3, make_qkx3_quants (the
 // same search with given weights but for its test of a flat sub-block, max <= min
 // instead of max == min). n at most 32.
-HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
-                                const float* HWY_RESTRICT weights, uint8_t* HWY_RESTRICT L,
-                                float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
-                                float rdelta, int nstep, bool use_mad, bool qkx3) {
-#if HWY_TARGET == HWY_SCALAR
-  scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, qkx3);
-#else
+// use_mad is a template argument: V8 does not unswitch loops, so as a run-time flag it
+// was a compare and two jumps per element of the error sums in WASM.
+#if HWY_TARGET != HWY_SCALAR
+template <bool kUseMad>
+HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT x, const float* HWY_RESTRICT weights,
+                          uint8_t* HWY_RESTRICT L, float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins,
+                          float rmin, float rdelta, int nstep, bool qkx3) {
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
   using VF = hn::Vec<decltype(d)>;
@@ -88,6 +88,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
   // Lane k of row i is sub-block k's element i (the sub-blocks transposed).
   HWY_ALIGN float xt[G][32 * 8];
   HWY_ALIGN float wt[G][32 * 8];
+  // The levels as floats (0 .. nmax, exact): the error sums read them without a conversion.
   HWY_ALIGN int32_t lt[G][32 * 8];
   HWY_ALIGN int32_t laux[G][32 * 8];
   HWY_ALIGN float out_scale[8];
@@ -131,7 +132,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
         const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
         hn::Store(l, di, lt[g] + i * N);
         auto diff = hn::Sub(hn::Add(hn::Mul(scale[g], hn::ConvertTo(d, l)), vmin[g]), xi);
-        diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+        diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
         best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
       }
     }
@@ -173,16 +174,15 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
         for (int g = 0; g < G; ++g) {
           const auto xi = hn::Load(d, xt[g] + i * N);
           auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], hn::ConvertTo(d, hn::Load(di, laux[g] + i * N))), this_min[g]), xi);
-          diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+          diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
           cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
         }
       }
       for (int g = 0; g < G; ++g) {
         const auto better = hn::AndNot(flat[g], hn::And(positive[g], hn::Lt(cur_error[g], best_error[g])));
         if (hn::AllFalse(d, better)) continue;
-        const auto ibetter = hn::RebindMask(di, better);
         for (int i = 0; i < n; ++i) {
-          hn::Store(hn::IfThenElse(ibetter, hn::Load(di, laux[g] + i * N), hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
+          hn::Store(hn::IfThenElse(hn::RebindMask(di, better), hn::Load(di, laux[g] + i * N), hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
         }
         best_error[g] = hn::IfThenElse(better, cur_error[g], best_error[g]);
         scale[g] = hn::IfThenElse(better, this_scale[g], scale[g]);
@@ -204,6 +204,21 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
         the_mins[k0 + k] = -out_min[k];
       }
     }
+  }
+}
+#endif
+
+HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
+                                const float* HWY_RESTRICT weights, uint8_t* HWY_RESTRICT L,
+                                float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
+                                float rdelta, int nstep, bool use_mad, bool qkx3) {
+#if HWY_TARGET == HWY_SCALAR
+  scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, qkx3);
+#else
+  if (use_mad) {
+    Qkx2Lanes<true>(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, qkx3);
+  } else {
+    Qkx2Lanes<false>(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, qkx3);
   }
 #endif
 }
