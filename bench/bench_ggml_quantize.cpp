@@ -6,7 +6,7 @@
 // alternately, so that a shared machine disturbs both alike. Where ggml was loaded, every
 // type's bytes are compared too (the program exits non-zero if one differs).
 //
-//   AMN_BENCH_GGML=/path/libggml-base.so bench_ggml_quantize [elements] [--rounds N] [--only TYPE]
+//   AMN_BENCH_GGML=/path/libggml-base.so bench_ggml_quantize [elements] [--rounds N] [--only TYPE] [--imatrix no|yes]
 //
 // Melem/s are each one's best round; the ratio is the median over rounds of the two's
 // time ratio within one round (robust to a shared machine's load, which moves both of a
@@ -77,11 +77,12 @@ double seconds_of(const std::function<void()>& fn) {
 int main(int argc, char** argv) {
   size_t n = size_t{1} << 20;
   int rounds = 5;
-  std::string only;
+  std::string only, with_matrix;  // --imatrix no / yes: only that row of each type
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--rounds" && a + 1 < argc) rounds = std::max(1, std::atoi(argv[++a]));
     else if (arg == "--only" && a + 1 < argc) only = argv[++a];
+    else if (arg == "--imatrix" && a + 1 < argc) with_matrix = argv[++a];
     else n = std::strtoull(arg.c_str(), nullptr, 10);
   }
   constexpr int64_t kRow = 4096;  // a typical hidden size: whole blocks of every type
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
     if (!amn::ggml_quantize_requires_imatrix(type)) matrices.push_back(nullptr);
     if (amn::ggml_quantize_reads_imatrix(type)) matrices.push_back(imatrix.data());
     for (const float* w : matrices) {
+      if (!with_matrix.empty() && with_matrix != (w ? "yes" : "no")) continue;
       std::vector<uint8_t> ours(bytes), theirs(bytes);
       // One untimed call each first: grids and tables built on first use are not timed.
       amn::quantize_ggml(type, src.data(), ours.data(), 1, kRow, w);

@@ -52,17 +52,32 @@ HWY_INLINE auto NearestInt(D d, V x) {
   return hn::Sub(hn::And(bits, hn::Set(di, 0x007fffff)), hn::Set(di, 0x00400000));
 }
 
+// Copies sub-blocks k0 .. k0 + N - 1 (each n values) into lanes: lane k of row i of xt is
+// sub-block k's element i, and of wt its weight, weight(at, x[at]) for the element at
+// x[at]. Spare lanes (k >= lanes) repeat sub-block `first`.
+template <class Weight>
+HWY_INLINE void SubBlocksToLanes(int n, int N, int k0, int lanes, int first, const float* HWY_RESTRICT x,
+                                 float* HWY_RESTRICT xt, float* HWY_RESTRICT wt, const Weight& weight) {
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < N; ++k) {
+      const int at = (k < lanes ? k0 + k : first) * n + i;
+      xt[i * N + k] = x[at];
+      wt[i * N + k] = weight(at, x[at]);
+    }
+  }
+}
+
 // make_qkx2_quants(n, nmax, x + k * n, weights + k * n, L + k * n, &the_mins[k], ...)
 // for k < count, returning each scale in scales[k]; with qkx3, make_qkx3_quants (the
 // same search with given weights but for its test of a flat sub-block, max <= min
 // instead of max == min). n at most 32.
-HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
-                                const float* HWY_RESTRICT weights, uint8_t* HWY_RESTRICT L,
-                                float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
-                                float rdelta, int nstep, bool use_mad, bool qkx3) {
-#if HWY_TARGET == HWY_SCALAR
-  scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, qkx3);
-#else
+// use_mad is a template argument: V8 does not unswitch loops, so as a run-time flag it
+// was a compare and two jumps per element of the error sums in WASM.
+#if HWY_TARGET != HWY_SCALAR
+template <bool kUseMad>
+HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT x, const float* HWY_RESTRICT weights,
+                          uint8_t* HWY_RESTRICT L, float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins,
+                          float rmin, float rdelta, int nstep, bool qkx3) {
   const hn::CappedTag<float, 8> d;
   const hn::RebindToSigned<decltype(d)> di;
   using VF = hn::Vec<decltype(d)>;
@@ -73,6 +88,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
   // Lane k of row i is sub-block k's element i (the sub-blocks transposed).
   HWY_ALIGN float xt[G][32 * 8];
   HWY_ALIGN float wt[G][32 * 8];
+  // The levels as floats (0 .. nmax, exact): the error sums read them without a conversion.
   HWY_ALIGN int32_t lt[G][32 * 8];
   HWY_ALIGN int32_t laux[G][32 * 8];
   HWY_ALIGN float out_scale[8];
@@ -87,13 +103,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
     for (int g = 0; g < G; ++g) {
       const int k0 = k00 + g * N;
       const int lanes = std::max(0, std::min(N, count - k0));
-      for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < N; ++k) {
-          const int from = k < lanes ? k0 + k : k00;  // spare lanes repeat the first sub-block
-          xt[g][i * N + k] = x[from * n + i];
-          wt[g][i * N + k] = weights[from * n + i];
-        }
-      }
+      SubBlocksToLanes(n, N, k0, lanes, k00, x, xt[g], wt[g], [weights](int at, float) { return weights[at]; });
       vmin[g] = hn::Load(d, xt[g]);
       vmax[g] = vmin[g];
       sum_w[g] = hn::Load(d, wt[g]);
@@ -122,7 +132,7 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
         const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
         hn::Store(l, di, lt[g] + i * N);
         auto diff = hn::Sub(hn::Add(hn::Mul(scale[g], hn::ConvertTo(d, l)), vmin[g]), xi);
-        diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+        diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
         best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
       }
     }
@@ -164,16 +174,15 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
         for (int g = 0; g < G; ++g) {
           const auto xi = hn::Load(d, xt[g] + i * N);
           auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], hn::ConvertTo(d, hn::Load(di, laux[g] + i * N))), this_min[g]), xi);
-          diff = use_mad ? hn::Abs(diff) : hn::Mul(diff, diff);
+          diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
           cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
         }
       }
       for (int g = 0; g < G; ++g) {
         const auto better = hn::AndNot(flat[g], hn::And(positive[g], hn::Lt(cur_error[g], best_error[g])));
         if (hn::AllFalse(d, better)) continue;
-        const auto ibetter = hn::RebindMask(di, better);
         for (int i = 0; i < n; ++i) {
-          hn::Store(hn::IfThenElse(ibetter, hn::Load(di, laux[g] + i * N), hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
+          hn::Store(hn::IfThenElse(hn::RebindMask(di, better), hn::Load(di, laux[g] + i * N), hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
         }
         best_error[g] = hn::IfThenElse(better, cur_error[g], best_error[g]);
         scale[g] = hn::IfThenElse(better, this_scale[g], scale[g]);
@@ -195,6 +204,21 @@ HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RES
         the_mins[k0 + k] = -out_min[k];
       }
     }
+  }
+}
+#endif
+
+HWY_NOINLINE void Qkx2SubBlocks(int count, int n, int nmax, const float* HWY_RESTRICT x,
+                                const float* HWY_RESTRICT weights, uint8_t* HWY_RESTRICT L,
+                                float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins, float rmin,
+                                float rdelta, int nstep, bool use_mad, bool qkx3) {
+#if HWY_TARGET == HWY_SCALAR
+  scalar_loops::qkx(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, use_mad, qkx3);
+#else
+  if (use_mad) {
+    Qkx2Lanes<true>(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, qkx3);
+  } else {
+    Qkx2Lanes<false>(count, n, nmax, x, weights, L, scales, the_mins, rmin, rdelta, nstep, qkx3);
   }
 #endif
 }
@@ -230,14 +254,8 @@ HWY_NOINLINE void QxSubBlocks(int count, int n, int nmax, const float* HWY_RESTR
     for (int g = 0; g < G; ++g) {
       const int k0 = k00 + g * N;
       const int lanes = std::max(0, std::min(N, count - k0));
-      for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < N; ++k) {
-          const int from = k < lanes ? k0 + k : k00;  // spare lanes repeat the first sub-block
-          const float xi = x[from * n + i];
-          xt[g][i * N + k] = xi;
-          wt[g][i * N + k] = qw ? qw[from * n + i] : xi * xi;
-        }
-      }
+      SubBlocksToLanes(n, N, k0, lanes, k00, x, xt[g], wt[g],
+                       [qw](int at, float xi) { return qw ? qw[at] : xi * xi; });
       vmax[g] = zero, amax[g] = zero;
     }
     for (int i = 0; i < n; ++i) {
@@ -387,12 +405,18 @@ HWY_NOINLINE void Q3SubBlocks(int count, int n, int nmax, const float* HWY_RESTR
           const auto slx_positive = hn::Gt(slx, zero);
           const auto new_l = hn::Max(lo, hn::Min(hi, NearestInt(d, hn::Div(hn::Mul(xi, sl2), slx))));
           const auto new_lf = hn::ConvertTo(d, new_l);
-          const auto differs = hn::RebindMask(d, hn::Ne(new_l, li));
+          const auto may_update = hn::And(hn::And(active[g], slx_positive), hn::RebindMask(d, hn::Ne(new_l, li)));
+          // WASM: at most elements no lane's level moves, so a branch skips the rest there:
+          // the gain test, a store and three selects (three instructions each under V8).
+          // A lane it skips would not have changed. 1.3x on Q3_K in WASM (docs/benchmarks.md);
+          // native code is left as it was (not measured with the branch).
+          if (HWY_TARGET == HWY_WASM && hn::AllFalse(d, may_update)) continue;
           slx = hn::Add(slx, hn::Mul(hn::Mul(w, xi), new_lf));
           sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, new_lf), new_lf));
           const auto gains = hn::And(hn::Gt(sl2, zero), hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2[g]),
                                                                 hn::Mul(hn::Mul(sumlx[g], sumlx[g]), sl2)));
-          const auto update = hn::And(hn::And(active[g], slx_positive), hn::And(differs, gains));
+          const auto update = hn::And(may_update, gains);
+          if (HWY_TARGET == HWY_WASM && hn::AllFalse(d, update)) continue;
           hn::Store(hn::IfThenElse(hn::RebindMask(di, update), new_l, li), di, lt[g] + i * N);
           sumlx[g] = hn::IfThenElse(update, slx, sumlx[g]);
           suml2[g] = hn::IfThenElse(update, sl2, suml2[g]);
