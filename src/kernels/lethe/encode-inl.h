@@ -6,7 +6,8 @@
 //    is detected by the same pass; the callers go back to the reference's scan for the
 //    NaN it returns (torch's amax lets the first one through).
 //  - E4M3: c10's fp8e4m3fn_from_fp32_value (f32_to_e4m3fn), both branches computed in
-//    u32 lanes with the reference's wrapping arithmetic, then selected.
+//    u32 lanes with the reference's wrapping arithmetic, then selected; after the clamp to
+//    +-448 (E4M3Clamped), one F32 add per lane that rounds like both branches.
 //  - F16 / BF16 rounding: cast-inl.h's conversions, which are the scalar casts' bits
 //    (tests_native/test_cast.cpp checks them on every target).
 //  - EachVector: full vectors, then one zero-padded vector for the remainder (the padded
@@ -96,12 +97,28 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
 }
 
 // E4M3 of torch.clamp(v, -448, 448) (the clamp skipped for NaN, as the references'
-// `if (!isnan(v)) v = min(448, max(-448, v))`), in one: a clamped value is +-448 (0x7E
-// with v's sign) exactly when |v| >= 448 and v is not NaN, and none reaches E4M3's 480; a
-// NaN stays NaN (0x7F with its sign). No max, min and NaN select for the clamp.
+// `if (!isnan(v)) v = min(448, max(-448, v))`), without f32_to_e4m3fn's two branches and
+// selects: |v|'s bits clamped to 448's by an integer min (a NaN's bits are above, so it
+// becomes 448 too and gets 1 added at the end: 0x7F), then one F32 add of c = 2^(e + 20),
+// e = max(|v|'s exponent, -6), rounds |v| to a multiple of 2^(e - 3) (E4M3's spacing in
+// that binade, the subnormals' 2^-9 below 2^-6), ties to even; the sum's bits minus c's
+// are the multiple k, and the code is k + 8 * (e + 6) (k = 16 reaches the next binade's
+// code). The same codes as the reference for all 2^32 inputs (a one-off exhaustive run on
+// x86, docs/benchmarks.md "WASM: E4M3 by one add"); tests_native/test_lethe_simd.cpp.
 template <class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Clamped(DF df, VF v) {
-  return E4M3Saturating<(UINT32_C(543) << 21), 0x7Eu, true>(df, v);
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto u = hn::BitCast(du, v);
+  const auto a = hn::BitCast(di, hn::And(u, hn::Set(du, 0x7FFFFFFFu)));
+  const auto sign = hn::Xor(u, hn::BitCast(du, a));
+  const auto am = hn::Min(a, hn::Set(di, 0x43E00000));  // 448.0f
+  const auto eb = hn::Max(hn::And(am, hn::Set(di, 0x7F800000)), hn::Set(di, 121 << 23));
+  const auto c = hn::Add(eb, hn::Set(di, 20 << 23));
+  const auto s = hn::BitCast(di, hn::Add(hn::BitCast(df, am), hn::BitCast(df, c)));
+  auto code = hn::Add(hn::Sub(s, c), hn::Sub(hn::ShiftRight<20>(eb), hn::Set(di, 968)));  // 968: 121 * 8
+  code = hn::Sub(code, hn::VecFromMask(di, hn::Gt(a, hn::Set(di, 0x7F800000))));  // NaN: + 1
+  return hn::Or(hn::BitCast(du, code), hn::ShiftRight<24>(sign));
 }
 
 // lethe::round_to(v, F16), i.e. f16_to_f32(f32_to_f16(v)), without the F16 bits: F16's

@@ -5,7 +5,8 @@
 //  - amax: AbsMaxBits, per tile for 128 x 128 tiles (row by row, in memory order, each
 //    tile's running maximum kept per tile column); a NaN goes back to the reference's scan.
 //  - fp8-block: x * scale, an invalid product of two non-NaN values (0 x Inf) made the
-//    negative NaN the reference writes, the clamp to +-448 (NaN kept), E4M3.
+//    negative NaN the reference writes (only tiles whose scale is 0, Inf or NaN can have
+//    one), the clamp to +-448 (NaN kept), E4M3.
 //  - compressed-tensors: x / scale (a true division, as the reference), rounded to the
 //    weight's dtype with kernels/cast.h's bits, + 0 when a zero point is registered, the
 //    clamp, E4M3.
@@ -14,6 +15,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/lethe/fp8_encode_simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -73,6 +75,13 @@ HWY_NOINLINE bool Fp8BlockRows(const float* HWY_RESTRICT values, uint64_t cols, 
     for (uint64_t tc = 0, c = 0; tc < tile_cols; ++tc, c += block_cols) {
       const uint64_t n = cols - c < block_cols ? cols - c : block_cols;
       const auto vs = hn::Set(df, s[tc]);
+      // A finite non-zero scale makes no invalid product (0 x Inf needs a zero or an
+      // infinite factor): a NaN product is then x's NaN, and the select is left out.
+      if (std::isfinite(s[tc]) && s[tc] != 0.0f) {
+        EachVector(df, values + r * cols + c, static_cast<size_t>(n), out + r * cols + c,
+                   [&](hn::VFromD<decltype(df)> x) { return E4M3Clamped(df, hn::Mul(x, vs)); });
+        continue;
+      }
       EachVector(df, values + r * cols + c, static_cast<size_t>(n), out + r * cols + c, [&](hn::VFromD<decltype(df)> x) {
         auto v = hn::Mul(x, vs);
         v = hn::IfThenElse(hn::AndNot(hn::Eq(v, v), hn::Eq(x, x)), invalid, v);
