@@ -101,7 +101,7 @@ std::string model_info_json(const Model& model) {
   }
   o += ",\n";
   key("details");
-  o += model.details_json.empty() ? std::string("null") : model.details_json;
+  o += details_json_of(model);
   o += ",\n";
   key("warnings");
   o += "[";

@@ -2,6 +2,7 @@
 // CLI and the npm package print the very same bytes.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model.h"
@@ -21,6 +22,12 @@ uint64_t dequantized_bytes(const Model& model, DType dtype);
 
 // The model-info document (docs/json-schema.md), pretty-printed, ending in a newline.
 std::string model_info_json(const Model& model);
+
+// The format's facts ("details": JSON, "null" when none; and the same as lines for
+// people). GGUF's are written from the header the model keeps, when asked for: writing a
+// 32,000-token vocabulary's arrays as JSON was ~60 % of opening its header (report/details.cpp).
+std::string details_json_of(const Model& model);
+std::vector<std::pair<std::string, std::string>> details_text_of(const Model& model);
 
 // Human output of `amn inspect` (summary, dtype histogram, tensor table).
 std::string render_inspect(const Model& model);

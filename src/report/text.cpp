@@ -79,10 +79,10 @@ std::string render_inspect(const Model& model) {
     summary.add({"bits/weight", bpw});
   }
   out += summary.render();
-  if (!model.details_text.empty()) {
+  if (const auto lines = details_text_of(model); !lines.empty()) {
     out += "\n";
     Table details({"key", "value"}, {false, false});
-    for (const auto& [k, v] : model.details_text) details.add({k, v});
+    for (const auto& [k, v] : lines) details.add({k, v});
     out += details.render();
   }
   for (const auto& w : model.warnings) out += "warning: " + w + "\n";

@@ -306,8 +306,8 @@ Result<Model> open_gguf(FileSet& files, const ParseLimits& limits) {
                                             " tensors but the shards hold " + std::to_string(model.tensors.size()));
   }
   model.big_endian = head.big_endian;
-  model.details_json = gguf_details_json(head);
-  model.details_text = gguf_details_text(head);
+  // details_json / details_text stay empty: report/details.cpp writes them from the
+  // header kept here when a report asks (most opens never do).
   auto state = std::make_shared<GgufState>();
   state->header = head;
   model.format_state = std::move(state);
