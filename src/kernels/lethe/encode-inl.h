@@ -66,16 +66,14 @@ HWY_INLINE uint32_t AbsMaxBits(const float* HWY_RESTRICT p, size_t n) {
 // E4M3 codes (low byte of each u32 lane) of f32 lanes: the rounding c10's f32_to_e4m3fn
 // and MLX's ToFP8 share, both branches computed, then selects. |v| with f32 bits >=
 // kSaturateFrom (and NaN, Inf) gives kSaturateCode: c10 from 480.0f to 0x7F (NaN), MLX
-// from 448.0f to 0x7E (its largest finite code). kNaN1: a NaN gives kSaturateCode + 1.
-template <uint32_t kSaturateFrom, uint32_t kSaturateCode, bool kNaN1 = false, class DF, class VF = hn::VFromD<DF>>
+// from 448.0f to 0x7E (its largest finite code).
+template <uint32_t kSaturateFrom, uint32_t kSaturateCode, class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Saturating(DF df, VF v) {
   const hn::RebindToUnsigned<DF> du;
   auto f = hn::BitCast(du, v);
   const auto sign = hn::And(f, hn::Set(du, 0x80000000u));
   f = hn::Xor(f, sign);
   const auto saturate = cast::GreaterSmall(du, f, kSaturateFrom - 1);
-  auto saturated = hn::Set(du, kSaturateCode);
-  if constexpr (kNaN1) saturated = hn::Sub(saturated, hn::VecFromMask(du, cast::GreaterSmall(du, f, 0x7F800000u)));
   // f_bits >= 2^-6: the normal branch, else the subnormal one.
   const auto normal = cast::GreaterSmall(du, f, (UINT32_C(121) << 23) - 1);
   constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
@@ -85,7 +83,7 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Saturating(DF df, VF v) {
   const auto rounded =
       hn::ShiftRight<20>(hn::Add(hn::Add(f, hn::Set(du, (static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu)), mant_odd));
   auto r = hn::IfThenElse(normal, rounded, sub);
-  r = hn::IfThenElse(saturate, saturated, hn::And(r, hn::Set(du, 0xFFu)));
+  r = hn::IfThenElse(saturate, hn::Set(du, kSaturateCode), hn::And(r, hn::Set(du, 0xFFu)));
   return hn::Or(r, hn::ShiftRight<24>(sign));
 }
 
