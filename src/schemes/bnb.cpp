@@ -188,12 +188,13 @@ Status detect_bnb4(SchemeContext& ctx) {
   std::vector<Bnb4Candidate> found;
   std::vector<uint32_t> to_read;  // the quant_states small enough to read, all in one round
   for (uint32_t i = 0; i < m.tensors.size(); ++i) {
-    const std::string& n = m.tensors[i].name;
-    const size_t at = n.rfind(kQuantStateInfix);
-    if (ctx.claimed(i) || at == std::string::npos || at == 0) continue;
-    const std::string type = n.substr(at + kQuantStateInfix.size());
-    if (type != "nf4" && type != "fp4") continue;
-    found.push_back({i, n.substr(0, at), type});
+    // NAME.quant_state.bitsandbytes__nf4 (or __fp4), by suffix tests: this runs on every
+    // record, and a substring search here was a tenth of opening a large plain header.
+    const std::string_view n = m.tensors[i].name;
+    if (ctx.claimed(i) || !(n.ends_with("nf4") || n.ends_with("fp4"))) continue;
+    const std::string_view head = n.substr(0, n.size() - 3);
+    if (!has_stem_and_suffix(head, kQuantStateInfix)) continue;
+    found.push_back({i, std::string(head.substr(0, head.size() - kQuantStateInfix.size())), std::string(n.substr(head.size()))});
     const TensorRecord& t = m.tensors[i];
     if (t.dtype == DType::U8 && t.nbytes <= kMaxQuantStateBytes) to_read.push_back(i);
   }

@@ -1,11 +1,11 @@
 // What every family's detector works from: the records by name, the parsed config, and
 // the claims made so far (a record belongs to at most one logical tensor).
 #pragma once
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <simdjson.h>
 
@@ -46,7 +46,7 @@ class SchemeContext {
   simdjson::dom::parser config_parser_, parser_;  // each owns the document it parsed
   std::optional<simdjson::dom::object> config_, qconfig_;
   std::string qconfig_source_;
-  std::map<std::string_view, uint32_t> by_name_;
+  std::unordered_map<std::string_view, uint32_t> by_name_;
 };
 
 // Families, in the order they run (more specific layouts first); one file each.

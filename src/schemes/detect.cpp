@@ -8,6 +8,7 @@ namespace amn {
 
 SchemeContext::SchemeContext(Model& model, FileSet& files) : model_(model), files_(files) {
   model_.part_of.assign(model_.tensors.size(), Model::kNotPart);
+  by_name_.reserve(model_.tensors.size());
   for (uint32_t i = 0; i < model_.tensors.size(); ++i) by_name_.emplace(model_.tensors[i].name, i);
   simdjson::dom::element root;
   simdjson::dom::object obj;

@@ -41,12 +41,14 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
   bool have_dtype = false, have_shape = false, have_offsets = false;
   uint64_t begin = 0, end = 0;
   for (auto field : obj) {
-    const bool known = field.key == "dtype" || field.key == "shape" || field.key == "data_offsets";
-    if (known && ((field.key == "dtype" && have_dtype) || (field.key == "shape" && have_shape) ||
-                  (field.key == "data_offsets" && have_offsets))) {
+    // Each key compared once (this loop runs for every tensor of a header).
+    enum Key { dtype, shape, data_offsets, other };
+    const Key key = field.key == "dtype" ? dtype : field.key == "shape" ? shape
+                    : field.key == "data_offsets" ? data_offsets : other;
+    if ((key == dtype && have_dtype) || (key == shape && have_shape) || (key == data_offsets && have_offsets)) {
       return header_error("duplicate field " + quote(field.key) + " in tensor " + quote(name));
     }
-    if (field.key == "dtype") {
+    if (key == dtype) {
       std::string_view s;
       if (field.value.get_string().get(s)) {
         return header_error("unknown dtype for tensor " + quote(name) + ": not a string");
@@ -55,7 +57,7 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
       if (!dt) return header_error("unknown dtype \"" + std::string(s.substr(0, 40)) + "\" for tensor " + quote(name));
       out.dtype = *dt;
       have_dtype = true;
-    } else if (field.key == "shape") {
+    } else if (key == shape) {
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr)) {
         return header_error("invalid shape for tensor " + quote(name) + ": not an array");
@@ -72,7 +74,7 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
         out.shape.push_back(dim);
       }
       have_shape = true;
-    } else if (field.key == "data_offsets") {
+    } else if (key == data_offsets) {
       simdjson::dom::array arr;
       if (field.value.get_array().get(arr) || arr.size() != 2 || !get_uint(arr.at(0).value_unsafe(), begin) ||
           !get_uint(arr.at(1).value_unsafe(), end)) {
@@ -181,6 +183,8 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
   SafetensorsHeader out;
   out.header_bytes = 8 + n;
   std::unordered_set<std::string_view> seen;
+  seen.reserve(obj.size());  // growing it rehashed every name several times
+  out.tensors.reserve(obj.size());
   for (auto field : obj) {
     if (!seen.insert(field.key).second) {
       if (field.key == "__metadata__") return header_error("duplicate __metadata__ entry");
