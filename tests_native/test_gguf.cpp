@@ -384,7 +384,10 @@ TEST_CASE("a 150,000-entry tokenizer header is fetched in few rounds", "[gguf][r
   const auto bytes2 = small.build(&header);
   auto s2 = parse_sparse(bytes2);
   REQUIRE(s2.result);
-  CHECK(s2.rounds <= 3);
+  // 64 KiB, then 1 MiB (over HTTP both come from the first request: kGgufFirstRequest),
+  // then the projection: two requests.
+  INFO("header " << header << " bytes, fed " << s2.bytes_fed << " in " << s2.rounds << " rounds");
+  CHECK(s2.rounds <= 4);
   CHECK(s2.bytes_fed <= header + header / 2 + (1u << 20));
 }
 

@@ -25,7 +25,9 @@ const MAX_REDIRECTS = 20;  // fetch's limit (the 21st redirect is a network erro
 const CROSS_ORIGIN_DROPPED = ['authorization', 'proxy-authorization', 'cookie'];
 // A body left unread is drained when at most this long (its socket is then reused), else
 // its socket is destroyed: a server that ignored Range must not send us the whole file.
-const DRAIN_MAX_BYTES = 64 * 1024;
+// A GGUF's first request (1 MiB), left once a small header is parsed, is drained: a new
+// connection would cost a TLS handshake, two round trips, and the drain delays no read.
+const DRAIN_MAX_BYTES = 1024 * 1024;
 // arrayBuffer() allocates the announced Content-Length up front up to this (a first read,
 // a multi-range answer); a longer body is gathered as it comes.
 const MAX_PREALLOCATED = 16 * 1024 * 1024;

@@ -98,6 +98,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
       for (const ref of refs) files.add(ref);
       if (refs.length > 0) await parse();
     }
+    files.settle();
     session.releaseData();
     return new Model(M, session, files, hooks, lateConfigs);
   } catch (err) {

@@ -30,6 +30,11 @@ export class FileTable {
 
   has(name) { return this.byName.has(name); }
 
+  // The model is open: each file may stop reading ahead (a URL's first request).
+  settle() {
+    for (const ref of this.byId.values()) ref.settle?.();
+  }
+
   // Synchronous closes (a path's descriptor) cost no promise; others are awaited together.
   async close() {
     const pending = [];

@@ -231,10 +231,12 @@ function blockedHint(err, url) {
     + 'Access-Control-Allow-Headers: Range and Access-Control-Expose-Headers: Content-Range, Content-Length)';
 }
 
-// The first request of a URL is a ranged GET of the bytes the core's parser reads first
-// (no HEAD): 1 MiB for a .gguf, 64 KiB (the sniff window) for the others — the core's
-// rule (firstReadBytes, from the format registry). Its Content-Range gives the size, and
-// its bytes answer the core's first read, so a header that fits is read in one request.
+// The first request of a URL is a ranged GET (no HEAD) of the core's first window for the
+// file's name (firstReadBytes, from the format registry: 1 MiB for a GGUF file, 64 KiB,
+// the sniff window, for the others). Its Content-Range gives the size, and its body
+// answers the core's reads that fall inside it, so a header that fits costs one request.
+// Of a larger file, the body is taken only as far as those reads go (bodyPrefix): a small
+// header is parsed as soon as its bytes arrive, and the rest is left once the model is open.
 // A server that ignores Range answers 200 with the whole file: fine for a file that
 // small, an io error otherwise (its body is cancelled, not downloaded).
 export const firstReadBytes = (name) => loaded().firstReadBytes(name);
@@ -243,7 +245,7 @@ async function firstRead(fetchFn, url, signal, optional, want) {
   const res = await request(fetchFn, url, { headers: { Range: `bytes=0-${want - 1}` } }, signal);
   if (res.status === 404 && optional) { await res.body?.cancel(); return null; }
   const total = /\/(\d+)\s*$/.exec(res.headers.get('content-range') || '');
-  if (res.status === 416 && total) { await res.body?.cancel(); return { size: Number(total[1]), head: new Uint8Array(0) }; }
+  if (res.status === 416 && total) { await res.body?.cancel(); return { size: Number(total[1]), head: heldPrefix(new Uint8Array(0)) }; }
   if (res.status === 206) {
     const started = /bytes\s+(\d+)-/.exec(res.headers.get('content-range') || '');
     if (!total || !started || Number(started[1]) !== 0) {
@@ -251,7 +253,11 @@ async function firstRead(fetchFn, url, signal, optional, want) {
       throw new AmnError('io', `${url}: cannot tell the file size (Content-Range "${res.headers.get('content-range') ?? ''}"`
         + ' on a ranged GET; from another origin the server must expose it: Access-Control-Expose-Headers: Content-Range)');
     }
-    return { size: Number(total[1]), head: await bodyOf(res, url, signal) };
+    // A file no larger than the first request is read whole before parsing, as a body the
+    // size of the whole file costs little more to finish, and its tensors are read from it.
+    const size = Number(total[1]);
+    if (size <= want) return { size, head: heldPrefix(await bodyOf(res, url, signal)) };
+    return { size, head: bodyPrefix(res, want, url, signal) };
   }
   if (res.status === 200) {
     const length = res.headers.get('content-length');
@@ -260,11 +266,76 @@ async function firstRead(fetchFn, url, signal, optional, want) {
       throw new AmnError('io', `${url}: the server ignored the Range header (HTTP 200 for bytes 0-${want - 1}); `
         + 'reading a model over HTTP needs a server with Range support');
     }
+    // The whole file: kept whole, as no later request can ask for a part of it.
     const head = await bodyOf(res, url, signal);
-    return { size: head.byteLength, head };
+    return { size: head.byteLength, head: heldPrefix(head) };
   }
   await res.body?.cancel();
   throw new AmnError('io', `${url}: HTTP ${res.status} ${res.statusText}`.trim());
+}
+
+// What the first read's body holds after the model is open: at most this much of it is
+// kept for later reads (tensor data of a small file), so a model of many shards does not
+// hold a first window per shard.
+const FIRST_READ_KEPT = 64 * 1024;
+
+// A first read held whole (bodyPrefix's interface).
+function heldPrefix(bytes) {
+  return { bytes, capacity: bytes.byteLength, async until() {}, settle() {} };
+}
+
+// The first `capacity` bytes of a response's body, read as far as callers need: until(end)
+// resolves once bytes [0, end) have arrived (or the body ended short: then a read past
+// `bytes` fetches the rest). settle() cancels what has not arrived and keeps at most
+// FIRST_READ_KEPT bytes.
+function bodyPrefix(res, capacity, url, signal) {
+  const reader = res.body?.getReader() ?? null;
+  let buf = new Uint8Array(capacity);
+  let got = 0;
+  let live = reader !== null;
+  let pulling = null;
+  const stop = () => {
+    if (!live) return;
+    live = false;
+    reader.cancel().catch(() => {});
+  };
+  const pull = async () => {
+    let next;
+    try {
+      next = await reader.read();
+    } catch (err) {
+      live = false;
+      throw asIoError(err, `reading ${url}`, signal);
+    }
+    if (next.done) { live = false; return; }
+    const chunk = next.value;
+    const take = Math.min(chunk.byteLength, capacity - got);
+    buf.set(take === chunk.byteLength ? chunk : chunk.subarray(0, take), got);
+    got += take;
+    if (got === capacity) {
+      // The body should end here: its end is read before the bytes are used (a kept-alive
+      // socket is free for the next request only once its end is seen), and a longer body
+      // than asked for is cancelled.
+      live = false;
+      const end = await reader.read().catch(() => ({ done: true }));
+      if (!end.done) reader.cancel().catch(() => {});
+    }
+  };
+  return {
+    get bytes() { return buf.subarray(0, got); },
+    capacity,
+    async until(end) {
+      while (live && got < end) {
+        pulling ??= pull().finally(() => { pulling = null; });
+        await pulling;
+      }
+    },
+    settle() {
+      stop();
+      buf = buf.slice(0, Math.min(got, FIRST_READ_KEPT));
+      got = buf.byteLength;
+    },
+  };
 }
 
 async function bodyOf(res, url, signal) {
@@ -313,7 +384,12 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
   const href = url.href;
   const first = await firstRead(fetchFn, href, signal, optional, firstReadBytes(urlName(url)));
   if (first === null) return null;
-  const { size, head } = first;
+  const { size, head: prefix } = first;
+  // The first read's bytes once those in [0, end) have arrived (or all it will hold).
+  const held = async (end) => {
+    await prefix.until(Math.min(end, prefix.capacity));
+    return prefix.bytes;
+  };
   let multiRange = true;  // until the server (or the browser) shows otherwise
   const file = {
     name: urlName(url),
@@ -321,6 +397,7 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
     url: href,
     maxRanges: MAX_RANGES_PER_REQUEST,
     async read(offset, length, sig) {
+      const head = await held(offset + length);
       if (offset + length <= head.byteLength) return head.subarray(offset, offset + length);
       const out = new Uint8Array(length);
       await file.readTo(offset, length, (bytes, at) => out.set(bytes, at), sig);
@@ -331,6 +408,7 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
     // into a buffer of their own (session.js puts them straight into WASM memory:
     // `res.arrayBuffer()` made a fresh ArrayBuffer per range, garbage as large as the range).
     async readTo(offset, length, put, sig) {
+      const head = await held(offset + length);
       let at = 0;
       if (offset < head.byteLength) {
         at = Math.min(length, head.byteLength - offset);
@@ -359,6 +437,7 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
     },
     // Several ranges ({offset, length}, at most maxRanges) → their bytes, in order.
     async readMany(ranges, sig) {
+      const head = await held(Math.max(0, ...ranges.filter((r) => r.offset < prefix.capacity).map((r) => r.offset + r.length)));
       const out = new Array(ranges.length);
       const rest = [];
       ranges.forEach((r, i) => {
@@ -380,7 +459,7 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
       for (const i of rest) {
         const { offset, length } = ask(i);
         const p = parts.find((x) => x.start <= offset && offset + length <= x.start + x.bytes.byteLength);
-        if (p) out[i] = withHead(ranges[i].offset, ranges[i].length, p.bytes.subarray(offset - p.start, offset - p.start + length));
+        if (p) out[i] = withHead(head, ranges[i].offset, ranges[i].length, p.bytes.subarray(offset - p.start, offset - p.start + length));
         else single.push(i);
       }
       // What one multi-range request did not bring (or all of it, without one): a request each.
@@ -394,9 +473,12 @@ export async function urlFile(url, { fetch: fetchFn, signal, optional = false } 
       await Promise.all(Array.from({ length: Math.min(SINGLE_READ_CONCURRENCY, single.length) }, worker));
       return out;
     },
+    // The model is open: what the first request has not brought is not waited for.
+    settle() { prefix.settle(); },
+    close() { prefix.settle(); },
   };
   // A range that starts inside the first read: its start from there, the rest fetched.
-  const withHead = (offset, length, fetched) => {
+  const withHead = (head, offset, length, fetched) => {
     if (offset >= head.byteLength) return fetched;
     const out = new Uint8Array(length);
     out.set(head.subarray(offset));

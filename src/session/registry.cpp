@@ -24,7 +24,7 @@ constexpr std::array kTorchUntrustedExt = {".bin"sv};  // too common a name to b
 // brace) last. A ZIP sniffs as torch; open_zip_or_legacy_pth tells torch from savez.
 const std::array<FormatRow, 6> kRows = {{
     {ModelFormat::gguf, "GGUF", kGgufExt, true, detail::sniff_gguf, detail::open_gguf_set, nullptr, 1,
-     detail::pick_gguf, "single file or split (-00001-of-00003.gguf), ollama:<model>[:<tag>]", kGgufFirstWindow},
+     detail::pick_gguf, "single file or split (-00001-of-00003.gguf), ollama:<model>[:<tag>]", kGgufFirstRequest},
     {ModelFormat::npy, "NumPy .npy", kNpyExt, true, detail::sniff_npy, detail::open_npy_file, nullptr, 3,
      detail::pick_numpy, "any byte order, Fortran order"},
     {ModelFormat::pth, "PyTorch", kTorchExt, true, detail::sniff_torch, detail::open_pth_file,

@@ -35,8 +35,9 @@ struct FormatRow {
   std::vector<std::string> (*pick_in_folder)(const std::vector<std::string>& sorted_names);
   // For help texts: what forms of this container are read.
   std::string_view forms;
-  // Bytes its parser reads first (0: the sniff window, kSafetensorsReadAhead). A remote
-  // reader fetches this much in its first request, so a header that fits costs one.
+  // What a remote reader's first request asks for (0: the sniff window,
+  // kSafetensorsReadAhead; GGUF: kGgufFirstRequest): a header that fits costs one
+  // request, however the parser's own reads grow within it.
   uint64_t first_read = 0;
 };
 
@@ -46,8 +47,8 @@ std::span<const FormatRow> format_rows();
 // The row whose trusted extension ends `file_name`, or null.
 const FormatRow* format_by_extension(std::string_view file_name);
 
-// How many bytes a remote reader should fetch first for the file `file_name`: what the
-// parser of the format its name says reads first, else the sniff window.
+// How many bytes a remote reader should ask for first for the file `file_name`: the
+// first_read of the format its name says, else the sniff window.
 uint64_t first_read_bytes(std::string_view file_name);
 
 // A range the core asks for is read by a host (npm, the page) in pieces of at most this

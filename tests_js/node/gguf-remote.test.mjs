@@ -1,6 +1,7 @@
 // GGUF over HTTP Range: a header holding a 150k-entry tokenizer is inspected in at most 3
 // requests (no HEAD: the first read, 1 MiB for a .gguf, gives the size), transferring at most 1.5 × the header + 1 MiB, and no
-// tensor data. The file is written here by a minimal GGUF v3 writer.
+// tensor data; a small header is parsed without waiting for the rest of that first 1 MiB.
+// The file is written here by a minimal GGUF v3 writer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { open as openFile } from 'node:fs/promises';
@@ -76,4 +77,33 @@ test('remote GGUF with a small header: one ranged GET of the core\'s first windo
   assert.equal(server.stats.requests, 1, `requests: ${JSON.stringify(server.stats.log)}`);
   assert.ok(server.stats.log.every((r) => r.method === 'GET' && r.range), JSON.stringify(server.stats.log));
   await model.close();
+});
+
+// The first request asks for 1 MiB, but a small header is parsed as soon as the parser's
+// first 64 KiB have come: a server that sends those and then nothing more (a slow link,
+// the rest in flight) does not hold open() up, with either transport. Before, open()
+// waited for the whole first request.
+test('remote GGUF: open() does not wait for the rest of the first request', { timeout: 30_000 }, async (t) => {
+  const header = ggufHeader({ tokens: ['a', 'b', 'c'], tensorElements: [4096, 65536] });
+  const size = header.length + 4096 * 65536 * 4;
+  const head = Buffer.alloc(64 * 1024);  // the header, then zeros of the tensor
+  header.copy(head);
+  const { createServer } = await import('node:http');
+  const stalled = [];
+  const server = createServer((req, res) => {
+    const m = /^bytes=0-(\d+)$/.exec(req.headers.range ?? '');
+    const end = Math.min(Number(m[1]), size - 1);
+    res.writeHead(206, { 'Content-Range': `bytes 0-${end}/${size}`, 'Content-Length': String(end + 1) });
+    res.write(head);  // then silence
+    stalled.push([req.headers.range, res]);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => { for (const [, res] of stalled) res.destroy(); server.closeAllConnections(); server.close(); });
+  const url = `http://127.0.0.1:${server.address().port}/small.gguf`;
+  for (const options of [{}, { fetch }]) {
+    const model = await amn.open(url, options);
+    assert.deepEqual(model.info.tensors.map((x) => [x.name, x.shape]), [['token_embd.weight', [65536, 4096]]]);
+    await model.close();
+  }
+  assert.deepEqual(stalled.map(([range]) => range), ['bytes=0-1048575', 'bytes=0-1048575'], 'one request per open');
 });

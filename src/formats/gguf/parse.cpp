@@ -138,14 +138,17 @@ uint64_t Parser::projected_header_end() const {
   return end;
 }
 
-// Grows the window to cover [0, min_end) at least. The window never shrinks: at least
-// 1.5 × what is held (so a header of H bytes is fetched in O(log H) rounds and never more
-// than 1.5 H + the first window), and towards the projected header end plus a quarter.
+// Grows the window to cover [0, min_end) at least: first to kGgufFirstRequest (parse.h
+// says why), then at least 1.5 × what is held (so a header of H bytes is fetched in
+// O(log H) rounds and never more than 1.5 H + 1 MiB) and towards the projected header end
+// plus a quarter.
 Status Parser::grow(uint64_t min_end) {
   const uint64_t held = win_.size();
   const uint64_t projected = projected_header_end();
-  uint64_t next = std::max({min_end, sat_add(held, held / 2), kGgufFirstWindow,
-                            sat_add(sat_add(projected, projected / 4), 64 * 1024)});
+  uint64_t next = held < kGgufFirstRequest && min_end <= kGgufFirstRequest
+                      ? kGgufFirstRequest
+                      : std::max({min_end, sat_add(held, held / 2), kGgufFirstWindow,
+                                  sat_add(sat_add(projected, projected / 4), 64 * 1024)});
   next = std::min(next, size_);
   AMN_ASSIGN(auto bytes, files_.read(file_, 0, next));
   win_ = bytes;

@@ -105,10 +105,17 @@ inline constexpr uint64_t kHardMaxGgufString = 10'000'000;  // one string value,
 inline constexpr uint32_t kHardMaxGgufArrayDepth = 4;       // arrays within arrays, counting the outermost
 inline constexpr uint32_t kGgmlMaxDims = 4;
 
-// Read-ahead: the first read is kGgufFirstWindow bytes (or the file); when the header is
-// longer, the window grows at least 1.5× and towards a projection of where the header
-// ends, so a large header arrives in few rounds without asking for much tensor data.
-inline constexpr uint64_t kGgufFirstWindow = 1 << 20;
+// Read-ahead. A remote host's first request of a GGUF file asks for kGgufFirstRequest
+// bytes (the registry's first_read): 1 MiB holds a header with a 32,000-token vocabulary.
+// It hands the bytes over as they arrive and stops reading once the model is open, so the
+// parser's first window is small: a small header is parsed from its first 64 KiB without
+// waiting for the rest. A longer header grows to that whole first request before
+// projecting (a projection from 64 KiB of a vocabulary misses by more than its margin: the
+// scores and types arrays after it are guessed at 64 bytes each, and each miss costs a
+// request and 1.5x the bytes), then at least 1.5x and towards a projection of where the
+// header ends, so a large header arrives in few rounds without asking for much tensor data.
+inline constexpr uint64_t kGgufFirstRequest = 1 << 20;
+inline constexpr uint64_t kGgufFirstWindow = 64 * 1024;
 
 // Parses one GGUF file of `files`. Reads only the header (never tensor data); validates
 // that every tensor of known type lies aligned, inside the file and not overlapping.
