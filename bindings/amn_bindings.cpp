@@ -159,6 +159,7 @@ bool is_url(const std::string& s) { return amn::is_url(s); }
 bool is_ollama_spec(const std::string& s) { return amn::is_ollama_spec(s); }
 bool entry_is_index(const std::string& name) { return amn::entry_is_index(name); }
 double first_read_bytes(const std::string& name) { return static_cast<double>(amn::first_read_bytes(name)); }
+bool first_read_streamed(const std::string& name) { return amn::first_read_streamed(name); }
 double host_read_piece_bytes() { return static_cast<double>(amn::kHostReadPieceBytes); }
 // One step of resolving an `ollama:` name (session/ollama.h); the manifest's bytes arrive
 // as a Uint8Array (embind copies it into the std::string).
@@ -181,6 +182,7 @@ EMSCRIPTEN_BINDINGS(anamnesis) {
   emscripten::function("modelFilesInFolder", &model_files_in_folder);
   emscripten::function("entryIsIndex", &entry_is_index);
   emscripten::function("firstReadBytes", &first_read_bytes);
+  emscripten::function("firstReadStreamed", &first_read_streamed);
   emscripten::function("hostReadPieceBytes", &host_read_piece_bytes);
   emscripten::function("noModelFiles", &no_model_files);
   emscripten::function("isUrl", &is_url);

@@ -241,7 +241,8 @@ function blockedHint(err, url) {
 // small, an io error otherwise (its body is cancelled, not downloaded).
 export const firstReadBytes = (name) => loaded().firstReadBytes(name);
 
-async function firstRead(fetchFn, url, signal, optional, want) {
+async function firstRead(fetchFn, url, signal, optional, name) {
+  const want = firstReadBytes(name);
   const res = await request(fetchFn, url, { headers: { Range: `bytes=0-${want - 1}` } }, signal);
   if (res.status === 404 && optional) { await res.body?.cancel(); return null; }
   const total = /\/(\d+)\s*$/.exec(res.headers.get('content-range') || '');
@@ -253,10 +254,12 @@ async function firstRead(fetchFn, url, signal, optional, want) {
       throw new AmnError('io', `${url}: cannot tell the file size (Content-Range "${res.headers.get('content-range') ?? ''}"`
         + ' on a ranged GET; from another origin the server must expose it: Access-Control-Expose-Headers: Content-Range)');
     }
-    // A file no larger than the first request is read whole before parsing, as a body the
-    // size of the whole file costs little more to finish, and its tensors are read from it.
+    // Read whole before parsing: a first request no larger than what the parser reads
+    // first (the core's firstReadStreamed), and a file no larger than the first request (a
+    // body the size of the whole file costs little more to finish; its tensors are read
+    // from it).
     const size = Number(total[1]);
-    if (size <= want) return { size, head: heldPrefix(await bodyOf(res, url, signal)) };
+    if (size <= want || !loaded().firstReadStreamed(name)) return { size, head: heldPrefix(await bodyOf(res, url, signal)) };
     return { size, head: bodyPrefix(res, want, url, signal) };
   }
   if (res.status === 200) {
@@ -382,7 +385,7 @@ const SINGLE_READ_CONCURRENCY = 8;
 
 export async function urlFile(url, { fetch: fetchFn, signal, optional = false } = {}) {
   const href = url.href;
-  const first = await firstRead(fetchFn, href, signal, optional, firstReadBytes(urlName(url)));
+  const first = await firstRead(fetchFn, href, signal, optional, urlName(url));
   if (first === null) return null;
   const { size, head: prefix } = first;
   // The first read's bytes once those in [0, end) have arrived (or all it will hold).

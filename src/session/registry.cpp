@@ -57,6 +57,8 @@ uint64_t first_read_bytes(std::string_view file_name) {
   return row && row->first_read ? row->first_read : kSafetensorsReadAhead;
 }
 
+bool first_read_streamed(std::string_view file_name) { return first_read_bytes(file_name) > kSafetensorsReadAhead; }
+
 std::string supported_formats_text() {
   std::string out;
   for (const FormatRow& row : kRows) {

@@ -51,6 +51,12 @@ const FormatRow* format_by_extension(std::string_view file_name);
 // first_read of the format its name says, else the sniff window.
 uint64_t first_read_bytes(std::string_view file_name);
 
+// Whether that first request asks for more than the file's parser reads first (GGUF: 1
+// MiB against a 64 KiB window), so a host should hand its bytes over as they arrive
+// rather than wait for all of them. A request of the sniff window is read whole: every
+// parser reads that much first.
+bool first_read_streamed(std::string_view file_name);
+
 // A range the core asks for is read by a host (npm, the page) in pieces of at most this
 // many bytes, each copied into the core's buffer as it arrives: the host then holds at most
 // this much of a file at a time outside WASM memory, however large the range (forget takes
