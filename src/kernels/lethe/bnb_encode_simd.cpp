@@ -44,8 +44,11 @@ HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, int8_t*) { return fa
 // "not >= v" holds for a prefix of them (all of them for NaN), so the count is the lower
 // bound a binary search finds. Vectors of 8 lanes or more search: at step k the 2^k
 // midpoints the lanes may compare with fit one vector, looked up by the bits found so far
-// (4 compares and 3 lookups). Narrower vectors count with 15 compares (FP4: 7, by symmetry).
-// With 16 lanes the search's tables hold each midpoint at the lane of the bits found so far.
+// (4 compares and 3 lookups). With 16 lanes the search's tables hold each midpoint at the
+// lane of the bits found so far. 4-lane vectors (SSE4, NEON, WASM) take two steps of four:
+// b3, b7, b11 give the group c of four codes (3 compares), then the group's own three
+// midpoints b[4c], b[4c + 1], b[4c + 2], byte-swizzled from three 16-byte tables (3 lookups,
+// 3 compares): 6 compares where a count takes 15 (FP4: 7 integer compares, by symmetry).
 constexpr bool kDirect = HWY_MAX_BYTES / sizeof(float) >= 16 && HWY_TARGET == HWY_AVX3;
 
 template <class DF>
@@ -57,6 +60,11 @@ struct Midpoints {
   // the 7 positive ones, as bits (CountBelow).
   bool symmetric = true;
   hn::VFromD<hn::RebindToSigned<DF>> positive[7];
+  // 4 lanes: fine[j] holds byte p of b[4c + j] at byte 4p + c (a swizzle of index 4p + c
+  // in byte p of every lane gives each lane its group's midpoint j); base holds 4p + 3 in
+  // byte p of every lane (group 3, before the coarse masks are added).
+  using VU8 = hn::VFromD<hn::Repartition<uint8_t, DF>>;
+  VU8 fine[3], base;
   Midpoints(DF df, const float* bounds) {
     for (int k = 0; k < 15; ++k) all[k] = hn::Set(df, bounds[k]);
     symmetric = bounds[7] == 0.0f;
@@ -67,7 +75,21 @@ struct Midpoints {
       symmetric = symmetric && bounds[8 + j] > 0.0f && p < 0x7F800000u && n == (p | 0x80000000u);
       positive[j] = hn::Set(hn::RebindToSigned<DF>(), static_cast<int32_t>(p));
     }
-    if constexpr (HWY_MAX_BYTES < 32) return;
+    if constexpr (HWY_MAX_BYTES < 32) {
+      const hn::Repartition<uint8_t, DF> d8;
+      HWY_ALIGN uint8_t t[16];
+      for (int j = 0; j < 3; ++j) {
+        for (int c = 0; c < 4; ++c) {
+          uint8_t bytes[4];
+          std::memcpy(bytes, &bounds[4 * c + j], 4);
+          for (int p = 0; p < 4; ++p) t[4 * p + c] = bytes[p];
+        }
+        fine[j] = hn::LoadDup128(d8, t);
+      }
+      for (int k = 0; k < 16; ++k) t[k] = static_cast<uint8_t>(4 * (k % 4) + 3);
+      base = hn::LoadDup128(d8, t);
+      return;
+    }
     HWY_ALIGN float t[HWY_MAX_BYTES / sizeof(float)] = {};
     for (int level = 0; level < 4; ++level) {
       const int stride = 16 >> level;  // midpoints stride / 2 - 1 + j * stride
@@ -104,9 +126,22 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> CountBelow(DF df, const Midpoints<
     // le0 ? 7 + s : 8 - s
     return hn::Sub(hn::Add(hn::Set(di, 8), hn::Add(le0, le0)), hn::Xor(s, le0));
   } else {
-    auto count = hn::Set(di, 15);
-    for (int k = 0; k < 15; ++k) count = hn::Add(count, hn::BitCast(di, hn::VecFromMask(df, hn::Ge(b.all[k], v))));
-    return count;
+    // In u8 lanes, so that the index and the count keep one value in every byte of a lane
+    // (a u32 lane's masks are all ones in each byte: adding one subtracts 1 from each byte).
+    // s = -(how many of b3, b7, b11 are >= v): the group is c = 3 + s (NaN: 3). The code is
+    // 4c + 3 - (how many of the group's midpoints are >= v) = 15 + 4s + the fine masks,
+    // left in every byte of the lane (Bnb4FullBlocks keeps the low one).
+    const hn::Repartition<uint8_t, DF> d8;
+    const auto ge = [&](VF m) { return hn::BitCast(d8, hn::VecFromMask(df, hn::Ge(m, v))); };
+    const auto s = hn::Add(hn::Add(ge(b.all[3]), ge(b.all[7])), ge(b.all[11]));
+    const auto idx = hn::Add(b.base, s);
+    const auto lookup = [&](int j) {
+      return hn::BitCast(df, ::amn::HWY_NAMESPACE::LookupBytes16(b.fine[j], idx));
+    };
+    const auto s2 = hn::Add(s, s);
+    auto code = hn::Add(hn::Add(s2, s2), hn::Set(d8, 15));
+    for (int j = 0; j < 3; ++j) code = hn::Add(code, ge(lookup(j)));
+    return hn::BitCast(di, code);
   }
 }
 
@@ -133,6 +168,10 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uin
     return hn::And(hn::BitCast(di, ::amn::HWY_NAMESPACE::LookupBytes16(table, hn::BitCast(dbytes, count))), low);
   };
   const auto neg_zero = hn::Set(du, 0x80000000u);
+#if HWY_MAX_BYTES == 16
+  HWY_ALIGN static constexpr uint8_t kLowBytes[16] = {0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12};
+  const auto low_bytes = hn::Load(dbytes, kLowBytes);
+#endif
   for (uint64_t b = 0; b < blocks; ++b) {
     const float* x = in + b * blocksize;
     float am;
@@ -161,7 +200,14 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uin
         co = hn::IfThenElse(hn::RebindMask(di, hn::Eq(hn::BitCast(du, odd), neg_zero)), hn::Set(di, 8), co);
       }
       const auto pair = hn::Or(hn::ShiftLeft<4>(map(ce)), map(co));
+#if HWY_MAX_BYTES == 16
+      // Each lane's low byte (CountBelow may leave the code in every byte of a lane; the
+      // codes are below 16, so the shift carries nothing into the next byte).
+      const auto packed4 = ::amn::HWY_NAMESPACE::LookupBytes16(hn::BitCast(dbytes, pair), low_bytes);
+      hn::StoreU(hn::LowerHalf(hn::LowerHalf(packed4)), d8, out + i / 2);
+#else
       hn::StoreU(hn::DemoteTo(d8, pair), d8, out + i / 2);
+#endif
     }
   }
   return blocks;
