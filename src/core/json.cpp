@@ -2,7 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+
+#include "core/float_text.h"
 
 namespace amn {
 
@@ -91,37 +92,18 @@ JsonWriter& JsonWriter::value(int64_t n) {
 JsonWriter& JsonWriter::value(double d) {
   if (!std::isfinite(d)) return null();
   separate();
-  // The shortest %g text that reads back as d (WASM's libc++ has no floating to_chars).
-  char buf[40];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
-  out_ += buf;
+  append_shortest_g(out_, d);
   return *this;
 }
 
 std::string python_float_repr(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d < 0 ? "-Infinity" : "Infinity";
-  // The shortest "d.ddde±x" that reads back as d gives the digits and the exponent.
-  char buf[48];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
-  std::string text(buf);
-  std::string sign;
-  if (text[0] == '-') {
-    sign = "-";
-    text.erase(0, 1);
-  }
-  const size_t e = text.find('e');
-  const int exp10 = std::atoi(text.c_str() + e + 1);
-  std::string digits;
-  for (size_t i = 0; i < e; ++i) {
-    if (text[i] != '.') digits += text[i];
-  }
+  // The shortest digits that read back as d, and their exponent (core/float_text.h).
+  const DecimalDigits dd = shortest_digits(d);
+  const std::string sign = dd.negative ? "-" : "";
+  const int exp10 = dd.exp10;
+  std::string digits(dd.digits, static_cast<size_t>(dd.count));
   while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   std::string out;
   if (exp10 >= -4 && exp10 < 16) {
@@ -135,7 +117,7 @@ std::string python_float_repr(double d) {
   } else {
     out = digits.substr(0, 1);
     if (digits.size() > 1) out += "." + digits.substr(1);
-    char ex[8];
+    char ex[16];
     std::snprintf(ex, sizeof ex, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
     out += ex;
   }

@@ -1,10 +1,9 @@
 #include "formats/gguf/describe.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "core/float_text.h"
 #include "core/json.h"
 #include "core/text.h"
 
@@ -25,36 +24,15 @@ void append_string(std::string& out, std::string_view s) {
   append_json_string(out, fixed);
 }
 
-// The shortest %g text that reads back as the same value (correctly rounded printf and
-// strtod in glibc and musl make it identical natively and in WASM, where libc++ has no
-// floating-point to_chars). JSON has no NaN or Infinity, so those are null.
+// The shortest %g text that reads back as the same value (core/float_text.h). JSON has no
+// NaN or Infinity, so those are null.
 template <class F>
 void append_float(std::string& out, F v) {
   if (!std::isfinite(v)) {
     out += "null";
     return;
   }
-  // An integer below 2^24 (float) or 2^53 (double) whose last digit is not 0 is its own
-  // shortest text: fewer digits round it to another integer, which reads back as itself,
-  // and %g prints d significant digits of a d-digit integer in fixed notation. The loop
-  // below would reach the same text after d rounds of snprintf and strtof; a llama-style
-  // vocabulary's 32,000 scores are such integers, and this is most of opening its header.
-  constexpr F kExact = sizeof(F) == 4 ? F(16777216.0) : F(9007199254740992.0);
-  if (v != 0 && std::fabs(v) < kExact && v == std::trunc(v)) {
-    const auto n = static_cast<long long>(v);
-    if (n % 10 != 0) {
-      out += std::to_string(n);
-      return;
-    }
-  }
-  constexpr int kMaxDigits = sizeof(F) == 4 ? 9 : 17;
-  char buf[64];
-  for (int digits = 1; digits <= kMaxDigits; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(v));
-    const F back = sizeof(F) == 4 ? static_cast<F>(std::strtof(buf, nullptr)) : static_cast<F>(std::strtod(buf, nullptr));
-    if (back == v) break;
-  }
-  out += buf;
+  append_shortest_g(out, v);
 }
 
 bool is_signed(GgufType t) {
