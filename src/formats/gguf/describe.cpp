@@ -80,7 +80,7 @@ std::string type_text(const GgufValue& v) {
 std::string short_text(const GgufValue& v) {
   std::string out;
   if (v.type == GgufType::ARRAY) {
-    out = "[" + std::to_string(v.count) + " x " + type_text(v).substr(6);
+    out.append("[").append(std::to_string(v.count)).append(" x ").append(type_text(v), 6);
     out.pop_back();
     out += "] ";
     const uint64_t shown = std::min<uint64_t>(v.count, 6);
