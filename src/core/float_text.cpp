@@ -1,6 +1,7 @@
 #include "core/float_text.h"
 
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -90,17 +91,8 @@ constexpr uint64_t kPow10Int[] = {1ull,
                                   10000000000000000ull,
                                   100000000000000000ull};
 
-// Writes n's decimal digits at out (no NUL); returns how many.
-int write_uint(char* out, uint64_t n) {
-  char tmp[24];
-  int len = 0;
-  do {
-    tmp[len++] = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n);
-  for (int i = 0; i < len; ++i) out[i] = tmp[len - 1 - i];
-  return len;
-}
+// Writes n's decimal digits at out, which holds 20 (no NUL); returns how many.
+int write_uint(char* out, uint64_t n) { return static_cast<int>(std::to_chars(out, out + 20, n).ptr - out); }
 
 // Reads "d[.ddd]e±x" (what %e prints for a finite non-negative value) into digits.
 void read_e_text(const char* text, DecimalDigits& d) {
@@ -335,7 +327,7 @@ void append_g(std::string& out, F v) {
   out += x < 0 ? '-' : '+';
   const int ax = x < 0 ? -x : x;
   if (ax < 10) out += '0';
-  char exp[8];
+  char exp[20];
   out.append(exp, static_cast<size_t>(write_uint(exp, static_cast<uint64_t>(ax))));
 }
 
