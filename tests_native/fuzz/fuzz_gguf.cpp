@@ -1,13 +1,17 @@
 // libFuzzer target: the GGUF parser through both source kinds (memory, and the sparse,
 // need_bytes-driven one, which must converge and reach the same verdict), then checks
 // of what parsed: every tensor of known size lies inside the file, aligned, and the
-// compact array accessors stay in bounds. Any crash, leak or sanitizer report is a bug.
+// compact array accessors stay in bounds, and what inspect shows of it is written: the
+// details as JSON (which must parse: any key, string or float a file may hold) and as
+// text. Any crash, leak or sanitizer report is a bug.
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "formats/gguf/describe.h"
 #include "formats/gguf/parse.h"
+#include <simdjson.h>
 #include "sparse_feed.h"
 
 using namespace amn;
@@ -50,5 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.size_known && (g->data_offset + t.offset + t.nbytes > size)) __builtin_trap();
   }
   for (const auto& [key, value] : g->kv) walk(value);
+  const std::string details = gguf_details_json(*g);
+  simdjson::dom::parser parser;
+  if (parser.parse(details).error()) __builtin_trap();
+  (void)gguf_details_text(*g);
   return 0;
 }

@@ -147,8 +147,13 @@ std::string gguf_details_json(const GgufFile& gguf) {
 
 std::vector<std::pair<std::string, std::string>> gguf_details_text(const GgufFile& gguf) {
   std::vector<std::pair<std::string, std::string>> out;
-  out.emplace_back("GGUF", "v" + std::to_string(gguf.version) + ", " + (gguf.big_endian ? "big" : "little") +
-                               "-endian, alignment " + std::to_string(gguf.alignment));
+  // Appended, not `"v" + to_string(...) + ...`: GCC 12 warns (-Wrestrict, a false positive)
+  // on that chain's inlined operator+.
+  std::string format = "v";
+  format += std::to_string(gguf.version);
+  format += gguf.big_endian ? ", big-endian, alignment " : ", little-endian, alignment ";
+  format += std::to_string(gguf.alignment);
+  out.emplace_back("GGUF", std::move(format));
   if (gguf.split) {
     out.emplace_back("split", "shard " + std::to_string(gguf.split->no + 1) + " of " +
                                   std::to_string(gguf.split->count));
