@@ -11,7 +11,10 @@
 //  - --reuse-scales: the same codes with the stored scale and bias, then the reference's
 //    correction: mx.dequantize's round(round(c * scale) + bias) in the scales' dtype
 //    (RoundToBF16 / RoundToF16, unfused) for q, q - 1 and q + 1; q if it gives the value
-//    exactly, else q - 1, else q + 1 if they do (within [0, n_bins]).
+//    exactly, else q - 1, else q + 1 if they do (within [0, n_bins]). Groups whose scale
+//    and bias bound the rounding error in (w - bias) / scale below 0.5 for every value a
+//    code dequantizes to skip the correction, which cannot change a code there
+//    (ReuseCannotCorrect: with F32 scales, every group but degenerate ones).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -153,6 +156,34 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxReuseCode(DF df, VF w, VF scale
 #endif
 }
 
+// True when the reference's --reuse-scales correction cannot change any code of a group
+// with scale s and bias b (as F32; scales' dtype t): then every value w that some code c
+// in [0, n_bins] dequantizes to (w = R(R(c * s) + b), R rounding to t after each F32 op)
+// has d = (w - b) / s within 0.5 of c, so rint of the clamped d is c itself, and a
+// neighbour of q = MlxCode(w) never dequantizes to w unless q does. The bound on |d - c|,
+// from |R(fl(x)) - x| <= rho |x| + 2 eta per rounded op (rho = u + uR + u uR; u = 2^-24,
+// uR the dtype's unit roundoff; eta the largest absolute error of a subnormal result):
+//   |w - b - c s| <= E1 = rho (2A + rho A + |b|) + 6 eta, A = n_bins |s| >= |c s|;
+//   |d - c| <= (1 + u) (E1 (1 + u) + u A + eta) / |s| + u n_bins + eta,
+// required below 0.25 (half the 0.5 the argument needs), with every value finite: |s|, |b|
+// and 2 (A + |b|) below the dtype's largest finite value. In double: exact enough here.
+// With F32 scales this holds for any bias within about 2^20 scales (every group MLX's own
+// quantize makes); with BF16 / F16 scales only for few bits and small biases.
+HWY_INLINE bool ReuseCannotCorrect(float s, float b, float n_bins, DType t) {
+  const double as = s < 0 ? -double(s) : double(s), ab = b < 0 ? -double(b) : double(b);
+  const double max = t == DType::F16 ? 65504.0 : 3.38e38;  // BF16's largest finite is 3.3895e38
+  if (!(as > 0 && as < max && ab < max)) return false;      // NaN, Inf, 0 fail here
+  const double A = double(n_bins) * as;
+  if (!(2 * (A + ab) < max)) return false;
+  const double u = 0x1p-24;
+  const double uR = t == DType::BF16 ? 0x1p-8 : t == DType::F16 ? 0x1p-11 : 0.0;
+  const double eta = t == DType::F16 ? 0x1p-25 : t == DType::BF16 ? 0x1p-134 : 0x1p-150;
+  const double rho = u + uR + u * uR;
+  const double e1 = rho * (2 * A + rho * A + ab) + 6 * eta;
+  const double bound = (1 + u) * (e1 * (1 + u) + u * A + eta) / as + u * double(n_bins) + eta;
+  return bound < 0.25;
+}
+
 // The codes of `groups` groups, code(df, w, scale, bias, n_bins) giving each lane's.
 template <class Code>
 HWY_INLINE void CodesWith(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
@@ -202,15 +233,29 @@ HWY_NOINLINE bool MlxReuseCodes(const float* HWY_RESTRICT values, uint64_t group
   const size_t N = hn::Lanes(hn::ScalableTag<float>());
   const bool known = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
   if (!known || group % (2 * N) != 0) return false;
-  if (t == DType::BF16)
-    CodesWith(values, groups, group, bits, scale, bias, packed,
-              [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kBF16>(df, w, s, b, n); });
-  else if (t == DType::F16)
-    CodesWith(values, groups, group, bits, scale, bias, packed,
-              [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF16>(df, w, s, b, n); });
-  else
-    CodesWith(values, groups, group, bits, scale, bias, packed,
-              [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF32>(df, w, s, b, n); });
+  const float n_bins = static_cast<float>((1u << bits) - 1);
+  // Runs of groups alike: MlxCode where the correction cannot apply (ReuseCannotCorrect),
+  // MlxReuseCode elsewhere.
+  for (uint64_t g = 0; g < groups;) {
+    const bool plain = ReuseCannotCorrect(scale[g], bias[g], n_bins, t);
+    uint64_t e = g + 1;
+    while (e < groups && ReuseCannotCorrect(scale[e], bias[e], n_bins, t) == plain) ++e;
+    const float *v = values + g * group, *s = scale + g, *b = bias + g;
+    uint8_t* out = packed + g * group * bits / 8;  // group is a multiple of 8: whole bytes
+    if (plain)
+      CodesWith(v, e - g, group, bits, s, b, out,
+                [](auto df, auto w, auto s, auto b, auto n) { return MlxCode(df, w, s, b, n); });
+    else if (t == DType::BF16)
+      CodesWith(v, e - g, group, bits, s, b, out,
+                [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kBF16>(df, w, s, b, n); });
+    else if (t == DType::F16)
+      CodesWith(v, e - g, group, bits, s, b, out,
+                [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF16>(df, w, s, b, n); });
+    else
+      CodesWith(v, e - g, group, bits, s, b, out,
+                [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF32>(df, w, s, b, n); });
+    g = e;
+  }
   return true;
 }
 
