@@ -582,8 +582,14 @@ TEST_CASE("lethe simd: MLX mxfp4, nvfp4, mxfp8 --reuse-scales on every implement
       // differs by dtype: BF16 makes it +NaN).
       const float specials[] = {from_bits(0xFFC00000u), from_bits(0x7FC00000u), -std::numeric_limits<float>::infinity(),
                                 std::numeric_limits<float>::infinity(), -0.0f};
-      for (uint64_t g = 0; g < groups; ++g)
+      for (uint64_t g = 0; g < groups; ++g) {
         for (uint64_t k = 0; k < 5; ++k) w[g * f.group_size + 2 * k + 1] = specials[k];
+        if (mode != MlxFpMode::mxfp8) continue;
+        // E4M3's 480 (0x7F / 0xFF) times the scale, of both signs.
+        const float top = 480.0f * quant::mlx_e8m0_to_f32(given[g]);
+        w[g * f.group_size + 11] = in_dtype(dt, top);
+        w[g * f.group_size + 13] = in_dtype(dt, -top);
+      }
       check_every_impl("mlx " + std::string(f.name) + " reuse " + std::string(dtype_info(dt).name), [&] {
         std::vector<uint8_t> codes(rows * cols * f.bits / 8), scales(given);
         mlx_fp_quantize_rows(mode, w.data(), rows, cols, dt, codes.data(), scales.data(), true);
