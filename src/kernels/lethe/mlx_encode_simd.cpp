@@ -172,7 +172,7 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxReuseCode(DF df, VF w, VF scale
 // (half the 0.5 the argument needs): r < K, K found once per call in double; per group
 // |s| >= s_min, |b| <= k |s| in F32 (k below K by more than the product's rounding), and
 // |s| < s_max, so that every value stays finite (2 (A + |b|) below the dtype's largest).
-// With F32 scales this holds for any bias within about 2^21 scales (every group MLX's
+// With F32 scales this holds for any bias within about 2^22 scales (every group MLX's
 // own quantize makes); with BF16 / F16 scales only for few bits.
 struct ReuseCannotCorrect {
   float s_min = 0, s_max = 0, k = -1;  // k < 0: no group
