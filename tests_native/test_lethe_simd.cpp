@@ -493,9 +493,12 @@ TEST_CASE("lethe simd: MLX affine --reuse-scales on every implementation", "[let
         }
         std::mt19937 rng(bits * 7 + uint32_t(group));
         // Every other group's bias made large against its scale (the dtype's rounding then
-        // merges neighbouring codes' values).
+        // merges neighbouring codes' values); in some, so large (2^24 scales and more) that
+        // F32's rounding does too (below that, F32 groups take the kernel's path without
+        // the correction, ReuseCannotCorrect).
         for (uint64_t g = 1; g < groups; g += 2) {
-          const float b = in_dtype(dt, quant::load_quant_float(dt, scales.data(), g) * float(50 + g * 37 % 700));
+          const float times = g % 6 == 5 ? float(1u << 24) * float(1 + g % 7) : float(50 + g * 37 % 700);
+          const float b = in_dtype(dt, quant::load_quant_float(dt, scales.data(), g) * times);
           if (dt == DType::F32) std::memcpy(&biases[g * 4], &b, 4);
           else {
             const uint16_t h = dt == DType::BF16 ? scalar::f32_to_bf16(b) : scalar::f32_to_f16(b);
@@ -503,6 +506,7 @@ TEST_CASE("lethe simd: MLX affine --reuse-scales on every implementation", "[let
           }
         }
         std::vector<float> w(v);
+        size_t moved_values = 0;
         for (uint64_t g = 0; g < groups; ++g) {
           const float s = quant::load_quant_float(dt, scales.data(), g), b = quant::load_quant_float(dt, biases.data(), g);
           const auto back = [&](uint32_t c) { return in_dtype(dt, in_dtype(dt, float(c) * s) + b); };
@@ -514,11 +518,14 @@ TEST_CASE("lethe simd: MLX affine --reuse-scales on every implementation", "[let
             const float q = std::min(std::max(std::rint((x - b) / s), 0.0f), n_bins);
             if (q != float(c)) moved.push_back(x);
           }
+          moved_values += moved.size();
           for (uint64_t j = 0; j < group; ++j) {
             if (!moved.empty() && j % 2 == 0) w[g * group + j] = moved[(j / 2) % moved.size()];
             else if (rng() % 4 != 0) w[g * group + j] = back(rng() % (uint32_t(n_bins) + 1));
           }
         }
+        INFO("bits " << bits << " group " << group << " " << dtype_info(dt).name);
+        CHECK(moved_values > 0);  // the correction has cases to make
         // Degenerate stored scales in the last groups: 0, negative, NaN, Inf, tiny.
         std::vector<uint8_t> odd_scales(scales);
         const float odd[] = {0.0f, -0.5f, from_bits(0x7FC00000u), std::numeric_limits<float>::infinity(), 1e-30f};
@@ -571,6 +578,18 @@ TEST_CASE("lethe simd: MLX mxfp4, nvfp4, mxfp8 --reuse-scales on every implement
         }
       }
       for (auto& x : w) x = in_dtype(dt, x);
+      // NaNs of both signs, infinities and -0.0 in every group (the sign of a NaN's code
+      // differs by dtype: BF16 makes it +NaN).
+      const float specials[] = {from_bits(0xFFC00000u), from_bits(0x7FC00000u), -std::numeric_limits<float>::infinity(),
+                                std::numeric_limits<float>::infinity(), -0.0f};
+      for (uint64_t g = 0; g < groups; ++g) {
+        for (uint64_t k = 0; k < 5; ++k) w[g * f.group_size + 2 * k + 1] = specials[k];
+        if (mode != MlxFpMode::mxfp8) continue;
+        // E4M3's 480 (0x7F / 0xFF) times the scale, of both signs.
+        const float top = 480.0f * quant::mlx_e8m0_to_f32(given[g]);
+        w[g * f.group_size + 11] = in_dtype(dt, top);
+        w[g * f.group_size + 13] = in_dtype(dt, -top);
+      }
       check_every_impl("mlx " + std::string(f.name) + " reuse " + std::string(dtype_info(dt).name), [&] {
         std::vector<uint8_t> codes(rows * cols * f.bits / 8), scales(given);
         mlx_fp_quantize_rows(mode, w.data(), rows, cols, dt, codes.data(), scales.data(), true);

@@ -11,7 +11,12 @@
 //  - --reuse-scales: the same codes with the stored scale and bias, then the reference's
 //    correction: mx.dequantize's round(round(c * scale) + bias) in the scales' dtype
 //    (RoundToBF16 / RoundToF16, unfused) for q, q - 1 and q + 1; q if it gives the value
-//    exactly, else q - 1, else q + 1 if they do (within [0, n_bins]).
+//    exactly, else q - 1, else q + 1 if they do (within [0, n_bins]). Groups whose scale
+//    and bias bound the rounding error in (w - bias) / scale below 0.5 for every value a
+//    code dequantizes to skip the correction, which cannot change a code there
+//    (ReuseCannotCorrect: with F32 scales, every group but degenerate ones); for other
+//    finite scales and biases one neighbour is enough (MlxReuseCodeFinite: dequantization
+//    is monotonic in the code).
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -153,6 +158,73 @@ HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxReuseCode(DF df, VF w, VF scale
 #endif
 }
 
+// When the reference's --reuse-scales correction cannot change any code of a group with
+// scale s and bias b (as F32; scales' dtype t): then every value w that some code c in
+// [0, n_bins] dequantizes to (w = R(R(c * s) + b), R rounding to t after each F32 op) has
+// d = (w - b) / s within 0.5 of c, so rint of the clamped d is c itself, and a neighbour
+// of q = MlxCode(w) never dequantizes to w unless q does. The bound on |d - c|, from
+// |R(fl(x)) - x| <= rho |x| + 2 eta per rounded op (rho = u + uR + u uR; u = 2^-24, uR the
+// dtype's unit roundoff; eta the largest absolute error of a subnormal result):
+//   |w - b - c s| <= E1 = rho (2A + rho A + |b|) + 6 eta, A = n_bins |s| >= |c s|;
+//   |d - c| <= (1 + u) (E1 (1 + u) + u A + eta) / |s| + u n_bins + eta
+//            <= (1 + u)^2 rho (2n + rho n + r) + 7.01 e + 2.01 u n + eta,
+// with n = n_bins, r = |b| / |s| and e = eta / |s| <= eta / s_min. Required below 0.25
+// (half the 0.5 the argument needs): r < K, K found once per call in double; per group
+// |s| >= s_min, |b| <= k |s| in F32 (k below K by more than the product's rounding), and
+// |s| < s_max, so that every value stays finite (2 (A + |b|) below the dtype's largest).
+// With F32 scales this holds for any bias within about 2^22 scales (every group MLX's
+// own quantize makes); with BF16 / F16 scales only for few bits.
+struct ReuseCannotCorrect {
+  float s_min = 0, s_max = 0, k = -1;  // k < 0: no group
+  ReuseCannotCorrect(float n_bins, DType t) {
+    const double n = n_bins, u = 0x1p-24;
+    const double uR = t == DType::BF16 ? 0x1p-8 : t == DType::F16 ? 0x1p-11 : 0.0;
+    const double eta = t == DType::F16 ? 0x1p-25 : t == DType::BF16 ? 0x1p-134 : 0x1p-150;
+    const double min = t == DType::F16 ? 0x1p-15 : t == DType::BF16 ? 0x1p-120 : 0x1p-126;
+    const double max = t == DType::F16 ? 65504.0 : 3.38e38;  // BF16's largest finite is 3.3895e38
+    const double rho = u + uR + u * uR;
+    const double room = 0.25 - 7.01 * (eta / min) - 2.01 * u * n - eta;
+    const double K = room / ((1 + u) * (1 + u) * rho) - 2 * n - rho * n;
+    if (!(K > 0)) return;
+    s_min = static_cast<float>(min);
+    s_max = static_cast<float>(max / (2 * (n + K)) * (1 - 0x1p-20));
+    k = static_cast<float>(K * (1 - 0x1p-20));
+  }
+  bool operator()(float s, float b) const {
+    const float as = s < 0 ? -s : s, ab = b < 0 ? -b : b;
+    return as >= s_min && as < s_max && ab <= k * as;  // NaN fails every compare
+  }
+};
+
+// MlxReuseCode for a finite scale and bias, with one neighbour tried instead of two:
+// mx.dequantize's back(c) = R(R(c * scale) + bias) is then monotonic in c (each rounding
+// is; no NaN can arise), non-decreasing for a positive scale, non-increasing for a
+// negative one. So if w lies above back(q) only the code on the side where back grows can
+// give w (q + 1 for a positive scale: back(q - 1) <= back(q) < w), below it only the
+// other, and where back(q) is w (or w is NaN) no step is taken. The neighbour is clamped
+// to [0, n_bins]; a clamped one is q, whose back(q) is not w. The reference's codes.
+template <Round kRound, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToSigned<DF>> MlxReuseCodeFinite(DF df, VF w, VF scale, VF bias, VF n_bins) {
+  const hn::RebindToSigned<DF> di;
+  const auto q = MlxCode(df, w, scale, bias, n_bins);
+  const auto qf = hn::ConvertTo(df, q);
+  const auto back = [&](VF c) { return RoundTo<kRound>(df, hn::Add(RoundTo<kRound>(df, hn::Mul(c, scale)), bias)); };
+  const auto p = back(qf);
+  // +1 where w > back(q), -1 where w < back(q) (masks are -1), negated for a negative scale.
+  const auto toward = hn::Sub(hn::VecFromMask(di, hn::RebindMask(di, hn::Lt(w, p))),
+                              hn::VecFromMask(di, hn::RebindMask(di, hn::Lt(p, w))));
+  const auto negative = hn::VecFromMask(di, hn::RebindMask(di, hn::Lt(scale, hn::Zero(df))));
+  const auto step = hn::Sub(hn::Xor(toward, negative), negative);
+  const auto c = hn::Add(qf, hn::ConvertTo(df, step));
+#if HWY_TARGET == HWY_WASM
+  const VF neighbour{wasm_f32x4_pmin(wasm_f32x4_pmax(c.raw, wasm_f32x4_splat(0.0f)), n_bins.raw)};  // see MlxRanges
+#else
+  const auto neighbour = hn::Min(hn::Max(c, hn::Zero(df)), n_bins);  // no NaN here
+#endif
+  const auto hit = hn::RebindMask(di, hn::Eq(back(neighbour), w));
+  return hn::Add(q, hn::And(step, hn::VecFromMask(di, hit)));
+}
+
 // The codes of `groups` groups, code(df, w, scale, bias, n_bins) giving each lane's.
 template <class Code>
 HWY_INLINE void CodesWith(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
@@ -180,7 +252,22 @@ HWY_INLINE void CodesWith(const float* HWY_RESTRICT values, uint64_t groups, uin
       else PackedCodes<6>(df, w, group, c, out, one);
     } else {
       uint8_t* out = packed + g * group / 2;
-      for (uint64_t j = 0; j < group; j += 2 * N) {
+      uint64_t j = 0;
+#if HWY_TARGET == HWY_WASM
+      // 32 values to one 16-byte store: their codes (below 16) narrowed to bytes in order,
+      // then each pair (even low) as a u16 lane x: x | x >> 4 holds lo | hi << 4 in its low
+      // byte. No LoadInterleaved2 (two shuffles per 8 values) and one store, not four.
+      for (; j + 8 * N <= group; j += 8 * N) {
+        const auto bytes = [&](const float* p) {
+          const auto a = one(hn::LoadU(df, p)).raw, b = one(hn::LoadU(df, p + N)).raw;
+          const auto c = one(hn::LoadU(df, p + 2 * N)).raw, e = one(hn::LoadU(df, p + 3 * N)).raw;
+          const v128_t x = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(a, b), wasm_i16x8_narrow_i32x4(c, e));
+          return wasm_v128_and(wasm_v128_or(x, wasm_u16x8_shr(x, 4)), wasm_i16x8_splat(0xFF));
+        };
+        wasm_v128_store(out + j / 2, wasm_u8x16_narrow_i16x8(bytes(w + j), bytes(w + j + 4 * N)));
+      }
+#endif
+      for (; j < group; j += 2 * N) {
         hn::VFromD<decltype(df)> even, odd;
         hn::LoadInterleaved2(df, w + j, even, odd);
         const auto pair = hn::Or(one(even), hn::ShiftLeft<4>(one(odd)));
@@ -196,12 +283,10 @@ HWY_NOINLINE void MlxCodes(const float* HWY_RESTRICT values, uint64_t groups, ui
             [](auto df, auto w, auto s, auto b, auto n_bins) { return MlxCode(df, w, s, b, n_bins); });
 }
 
-HWY_NOINLINE bool MlxReuseCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
+// Groups with a non-finite scale or bias: the reference's q - 1, then q + 1.
+HWY_NOINLINE void AnyReuseCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
                                 DType t, const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias,
                                 uint8_t* HWY_RESTRICT packed) {
-  const size_t N = hn::Lanes(hn::ScalableTag<float>());
-  const bool known = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
-  if (!known || group % (2 * N) != 0) return false;
   if (t == DType::BF16)
     CodesWith(values, groups, group, bits, scale, bias, packed,
               [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kBF16>(df, w, s, b, n); });
@@ -211,6 +296,57 @@ HWY_NOINLINE bool MlxReuseCodes(const float* HWY_RESTRICT values, uint64_t group
   else
     CodesWith(values, groups, group, bits, scale, bias, packed,
               [](auto df, auto w, auto s, auto b, auto n) { return MlxReuseCode<Round::kF32>(df, w, s, b, n); });
+}
+
+HWY_NOINLINE bool MlxReuseCodes(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, uint32_t bits,
+                                DType t, const float* HWY_RESTRICT scale, const float* HWY_RESTRICT bias,
+                                uint8_t* HWY_RESTRICT packed) {
+  const size_t N = hn::Lanes(hn::ScalableTag<float>());
+  const bool known = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
+  if (!known || group % (2 * N) != 0) return false;
+  const float n_bins = static_cast<float>((1u << bits) - 1);
+  // Runs of groups alike, by kind: 0 where the correction cannot apply (ReuseCannotCorrect:
+  // MlxCode), 1 finite scale and bias (MlxReuseCodeFinite), 2 any other (MlxReuseCode, in
+  // a function of its own).
+  const ReuseCannotCorrect cannot_correct(n_bins, t);
+  const auto kind_of = [&](uint64_t g) {
+    if (cannot_correct(scale[g], bias[g])) return 0;
+    const float inf = std::numeric_limits<float>::infinity();
+    return scale[g] > -inf && scale[g] < inf && bias[g] > -inf && bias[g] < inf ? 1 : 2;
+  };
+  // The kinds of up to 64 groups first, then their runs (in WASM about 1.2x faster than
+  // finding each group's kind as a run goes on).
+  int kinds[64];
+  for (uint64_t g0 = 0; g0 < groups; g0 += 64) {
+    const uint64_t m = groups - g0 < 64 ? groups - g0 : 64;
+    for (uint64_t i = 0; i < m; ++i) kinds[i] = kind_of(g0 + i);
+    for (uint64_t i = 0; i < m;) {
+      const int k = kinds[i];
+      uint64_t e = i + 1;
+      while (e < m && kinds[e] == k) ++e;
+      const uint64_t g = g0 + i, n = e - i;
+      const float *v = values + g * group, *s = scale + g, *b = bias + g;
+      uint8_t* out = packed + g * group * bits / 8;  // group is a multiple of 8: whole bytes
+      if (k == 0)
+        CodesWith(v, n, group, bits, s, b, out,
+                  [](auto df, auto w, auto s, auto b, auto n) { return MlxCode(df, w, s, b, n); });
+      else if (k == 2)
+        AnyReuseCodes(v, n, group, bits, t, s, b, out);
+      else if (t == DType::BF16)
+        CodesWith(v, n, group, bits, s, b, out, [](auto df, auto w, auto s, auto b, auto n) {
+          return MlxReuseCodeFinite<Round::kBF16>(df, w, s, b, n);
+        });
+      else if (t == DType::F16)
+        CodesWith(v, n, group, bits, s, b, out, [](auto df, auto w, auto s, auto b, auto n) {
+          return MlxReuseCodeFinite<Round::kF16>(df, w, s, b, n);
+        });
+      else
+        CodesWith(v, n, group, bits, s, b, out, [](auto df, auto w, auto s, auto b, auto n) {
+          return MlxReuseCodeFinite<Round::kF32>(df, w, s, b, n);
+        });
+      i = e;
+    }
+  }
   return true;
 }
 

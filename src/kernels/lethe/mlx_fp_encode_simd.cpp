@@ -14,14 +14,18 @@
 //    cases spelled out (a NaN w passes through, 0 / 0 is x86's negative default NaN: WASM
 //    leaves a made NaN's sign unspecified), rounded to the weight's dtype (RoundToBF16 with
 //    MLX's +NaN, RoundToF16 keeping a NaN's sign); then MLX's ToFP8 (saturating to 0x7E,
-//    sign kept) or the E2M1 argmin: for |x| < 256 the count of midpoints |x| passes
+//    sign kept; MlxE4M3Signed: one add, the sign from w where the divisor is
+//    positive and finite) or the E2M1 argmin: for |x| < 256 the count of midpoints |x| passes
 //    (Fp4Code), else the 16 distances |x - lut[k]| each rounded to the dtype and the
 //    first index of the smallest (a tournament, Fp4CodeScan; NaN: 0); FP4 codes of
 //    whole groups as bytes, then packed two per byte in i16 lanes. FP4 quotients by
 //    power-of-two divisors are products with the exact reciprocal.
 //  - --reuse-scales: the same codes with the stored scales, then exact_code: a value that
 //    a code's value times the scale gives exactly (same bits, not NaN) takes that code
-//    (the computed one first, then mxfp8's 0x7F / 0xFF, or FP4's first k).
+//    (the computed one first, then mxfp8's 0x7F / 0xFF, or FP4's first k). For a scale
+//    whose products are exact and found again by the quotient (ExactByQuotient: every
+//    E8M0 / E4M3 scale but the extreme ones) that is only FP4's -0.0 -> 8 and mxfp8's
+//    +-480 * scale -> 0x7F / 0xFF, one compare each.
 // On x86-64 several targets are built and chosen at run time; on aarch64 and WASM the one
 // static target is a direct call. Selection: kernels/cast.h (force_impl, AMN_FORCE_IMPL).
 #undef HWY_TARGET_INCLUDE
@@ -29,6 +33,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "hwy/highway.h"
 #include "kernels/lethe/encode-inl.h"
@@ -74,10 +79,28 @@ HWY_INLINE VF InDtype(DF df, VF v) {
   return hn::IfThenElse(hn::Eq(v, v), RoundToBF16(df, v), hn::BitCast(df, hn::Set(du, 0x7FC00000u)));
 }
 
-// mlx_f32_to_e4m3 (MLX's ToFP8) in u32 lanes: >= 448.0f (NaN too) saturates to 0x7E.
+// mlx_f32_to_e4m3 (MLX's ToFP8) in u32 lanes of |v|'s code ORed with `sign` (0 or
+// 0x80000000 per lane): >= 448.0f (Inf, NaN of either sign too) saturates to 0x7E. This is
+// E4M3Clamped (encode-inl.h) without its NaN increment: both references are c10's
+// rounding below 448, and from 448 on (a NaN's sign-cleared bits are above 448's) MLX
+// gives 448's code, 0x7E, where the integer min puts every such |v|. One add, no select
+// (E4M3Saturating's two selects are three instructions each under V8).
+template <class DF, class VF = hn::VFromD<DF>, class VU = hn::VFromD<hn::RebindToUnsigned<DF>>>
+HWY_INLINE VU MlxE4M3Signed(DF df, VF v, VU sign) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto a = hn::BitCast(di, hn::And(hn::BitCast(du, v), hn::Set(du, 0x7FFFFFFFu)));
+  const auto am = hn::Min(a, hn::Set(di, 0x43E00000));  // 448.0f
+  const auto eb = hn::Max(hn::And(am, hn::Set(di, 0x7F800000)), hn::Set(di, 121 << 23));
+  const auto c = hn::Add(eb, hn::Set(di, 20 << 23));
+  const auto s = hn::BitCast(di, hn::Add(hn::BitCast(df, am), hn::BitCast(df, c)));
+  const auto code = hn::Add(hn::Sub(s, c), hn::Sub(hn::ShiftRight<20>(eb), hn::Set(di, 968)));  // 968: 121 * 8
+  return hn::Or(hn::BitCast(du, code), hn::ShiftRight<24>(sign));
+}
 template <class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> MlxE4M3(DF df, VF v) {
-  return E4M3Saturating<(UINT32_C(543) << 21), 0x7Eu>(df, v);
+  const hn::RebindToUnsigned<DF> du;
+  return MlxE4M3Signed(df, v, hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)));
 }
 
 // fp4_code itself: the first k with the smallest in_dtype(|x - lut[k]|), as a tournament (four
@@ -222,8 +245,9 @@ HWY_INLINE VF Quotient(DF df, VF x, float divisor, float reciprocal) {
   return InDtype<kT>(df, q);
 }
 
-// Quotient for an FP4 code: a NaN quotient's sign does not matter there (every NaN is
-// code 0, Fp4Code's scan), so the NaN cases need no selects.
+// Quotient for an FP4 code, or for an E4M3 code whose sign is taken from w (SignOf): a
+// NaN quotient's sign does not matter there (every NaN is FP4 code 0, Fp4Code's scan, and
+// E4M3's saturation clears it), so the NaN cases need no selects.
 template <Round kT, bool kMul, class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE VF Fp4Quotient(DF df, VF x, float divisor, float reciprocal) {
   const auto q = DivideBy<kMul>(df, x, divisor, reciprocal);
@@ -232,12 +256,51 @@ HWY_INLINE VF Fp4Quotient(DF df, VF x, float divisor, float reciprocal) {
   return RoundToBF16(df, q);
 }
 
+// The sign of Quotient(w) in dtype t when the divisor is positive and finite: w's (a
+// quotient by d > 0 keeps it, NaN passes through with it, and rounding to F16 keeps it),
+// but BF16 makes every NaN +NaN (InDtype).
+template <Round kT, class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> SignOf(DF /* df */, VF w) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto sign = hn::And(hn::BitCast(du, w), hn::Set(du, 0x80000000u));
+  if constexpr (kT == Round::kBF16) return hn::And(sign, hn::VecFromMask(du, hn::RebindMask(du, hn::Eq(w, w))));
+  return sign;
+}
+
+// When ExactCode reduces to less, for a group's stored scale and its divisor d =
+// in_dtype(t, scale); each needs d == scale, a positive normal scale with at most 4
+// significant bits (E8M0's and E4M3's), and the products below finite. Then every
+// product of a code's value and the scale is exact, distinct from the others (bits), and
+// divided by d gives the code's value back exactly, which the dtype keeps (E2M1's and
+// 480 have at most 4 significant bits, in range of F16 and BF16):
+//  - FP4 (6 * scale finite): a w that some k's value times scale gives is found by its
+//    quotient: Fp4Code gives that k, except for -0.0 (k = 8), whose code is 0. So the
+//    result is the code, or 8 where w is -0.0 (same(-0.0 * scale, w)).
+//  - mxfp8 (480 * scale finite): a w that is +-480 * scale has quotient +-480, code
+//    0x7E | sign, whose value 448 * scale is not w; so the result is 0x7F | sign there
+//    (code | 1), and elsewhere the code (exact or not, no other top value matches).
+HWY_INLINE uint32_t Bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+HWY_INLINE bool ExactByQuotient(float scale, float d, float top) {
+  const uint32_t b = Bits(scale);
+  const float product = top * scale;
+  return d == scale && (b >> 23) >= 1 && (b >> 23) <= 254 && (b & 0xFFFFFu) == 0 &&
+         product < std::numeric_limits<float>::infinity();
+}
+
 // reuse: each group's stored scale (F32), whose exact products take their codes.
-// kMul: every divisor has an ExactReciprocal (multiplied by, not divided by).
+// kMul: every divisor has an ExactReciprocal (multiplied by, not divided by). Not inlined:
+// all 20 instances in MlxFpCodes made one WASM function of 25,000 lines, in which V8 ran
+// mlx_mxfp4 / nvfp4's unchanged FP4 loop about 20 % slower.
 template <Round kT, Round kCode, bool kReuse, bool kMul>
-HWY_INLINE void CodesBy(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, bool fp8,
-                        const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse, uint8_t* HWY_RESTRICT codes) {
+HWY_NOINLINE void CodesBy(const float* HWY_RESTRICT values, uint64_t groups, uint64_t group, bool fp8,
+                          const float* HWY_RESTRICT divisor, const float* HWY_RESTRICT reuse,
+                          uint8_t* HWY_RESTRICT codes) {
   const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
   const hn::ScalableTag<int16_t> d16;
   const hn::Rebind<uint8_t, decltype(d16)> d8;
   const size_t N16 = hn::Lanes(d16);
@@ -247,6 +310,20 @@ HWY_INLINE void CodesBy(const float* HWY_RESTRICT values, uint64_t groups, uint6
     const float* w = values + g * group;
     if (fp8) {
       const float reciprocal = kMul ? ExactReciprocal(divisor[g]) : 0.0f;
+      const float d = divisor[g];
+      // A positive finite divisor (every group's but degenerate ones): the sign from w,
+      // the quotient's NaN sign left alone (SignOf).
+      if (d > 0 && d < std::numeric_limits<float>::infinity() && (!kReuse || ExactByQuotient(reuse[g], d, 480.0f))) {
+        const auto top = hn::Set(du, kReuse ? Bits(480.0f * reuse[g]) : 0u);
+        EachVector(df, w, group, codes + g * group, [&](auto x) {
+          const auto code = MlxE4M3Signed(df, Fp4Quotient<kT, kMul>(df, x, d, reciprocal), SignOf<kT>(df, x));
+          if constexpr (!kReuse) return code;
+          const auto abs = hn::And(hn::BitCast(du, x), hn::Set(du, 0x7FFFFFFFu));
+          return hn::Or(code, hn::And(hn::VecFromMask(du, hn::Eq(abs, top)), hn::Set(du, 1u)));  // 480 * scale: 0x7F
+        });
+        ++g;
+        continue;
+      }
       EachVector(df, w, group, codes + g * group, [&](auto x) {
         const auto code = MlxE4M3(df, Quotient<kT, kMul>(df, x, divisor[g], reciprocal));
         if constexpr (kReuse) return ExactCode<true>(df, x, reuse[g], code);
@@ -259,11 +336,18 @@ HWY_INLINE void CodesBy(const float* HWY_RESTRICT values, uint64_t groups, uint6
     const uint64_t m = std::min<uint64_t>(groups - g, sizeof(c) / group);
     for (uint64_t k = 0; k < m; ++k) {
       const float reciprocal = kMul ? ExactReciprocal(divisor[g + k]) : 0.0f;
-      EachVector(df, w + k * group, group, c + k * group, [&](auto x) {
-        const auto code = Fp4Code<kCode>(df, Fp4Quotient<kT, kMul>(df, x, divisor[g + k], reciprocal));
-        if constexpr (kReuse) return ExactCode<false>(df, x, reuse[g + k], code);
-        return code;
-      });
+      const auto code_of = [&](auto x) { return Fp4Code<kCode>(df, Fp4Quotient<kT, kMul>(df, x, divisor[g + k], reciprocal)); };
+      if constexpr (!kReuse) {
+        EachVector(df, w + k * group, group, c + k * group, code_of);
+      } else if (ExactByQuotient(reuse[g + k], divisor[g + k], 6.0f)) {
+        EachVector(df, w + k * group, group, c + k * group, [&](auto x) {  // -0.0: code 8
+          const auto minus_zero = hn::Eq(hn::BitCast(du, x), hn::Set(du, 0x80000000u));
+          return hn::Or(code_of(x), hn::And(hn::VecFromMask(du, minus_zero), hn::Set(du, 8u)));
+        });
+      } else {
+        EachVector(df, w + k * group, group, c + k * group,
+                   [&](auto x) { return ExactCode<false>(df, x, reuse[g + k], code_of(x)); });
+      }
     }
     // Pairs of bytes (even low) as i16 lanes: (lo | hi << 4) fits a byte.
     const size_t n = m * group;
