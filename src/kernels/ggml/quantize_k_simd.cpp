@@ -11,6 +11,8 @@
 #define HWY_TARGET_INCLUDE "kernels/ggml/quantize_k_simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/ggml/quantize_search.h"
@@ -73,6 +75,21 @@ HWY_INLINE void SubBlocksToLanes(int n, int N, int k0, int lanes, int first, con
 // instead of max == min). n at most 32.
 // use_mad is a template argument: V8 does not unswitch loops, so as a run-time flag it
 // was a compare and two jumps per element of the error sums in WASM.
+//
+// kTame (WASM, and SSE4 so that the native tests run it; AVX2, AVX-512 and NEON keep
+// the integer path): while every non-flat lane of a group is "tame", a step finds its
+// levels in floats. The reference's level is clamp(nearest_int(f), 0, nmax) with
+// f = iscale * (x - min); nearest_int is f rounded to nearest, ties to even, while
+// |f| < 2^22, and rounding is monotone and keeps integers, so for such f the level is
+// Round(clamp(f, 0, nmax)) (f32x4.nearest, one roundps): no mask, offset or int-float
+// conversion, and two constants held instead of five. Tame (is_tame below): finite
+// values, and |f| under 2^20 for every element and step at the present min. A min the
+// fit moved far above the lowest value, a range that overflows or vanishes, NaN or an
+// infinity send the step through the integer path; flat lanes, whose results are never
+// read, do not count. On these targets x - min is also kept per element (updated when
+// the min moves) and the best levels are found again at the end from the iscale and
+// min that found them, instead of copied at every better step. Under V8 (16 xmm
+// registers) this keeps the two groups' sums out of memory.
 #if HWY_TARGET != HWY_SCALAR
 template <bool kUseMad>
 HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT x, const float* HWY_RESTRICT weights,
@@ -85,75 +102,172 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
   const int N = static_cast<int>(hn::Lanes(d));
   // G vectors of N sub-blocks side by side (as QxSubBlocks: two on WASM, one elsewhere).
   constexpr int G = HWY_TARGET == HWY_WASM ? 2 : 1;
-  // Lane k of row i is sub-block k's element i (the sub-blocks transposed).
-  HWY_ALIGN float xt[G][32 * 8];
-  HWY_ALIGN float wt[G][32 * 8];
-  // The levels as floats (0 .. nmax, exact): the error sums read them without a conversion.
-  HWY_ALIGN int32_t lt[G][32 * 8];
-  HWY_ALIGN int32_t laux[G][32 * 8];
+  constexpr bool kTame = HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_SSE4;
+  // A level as stored (float where kTame, else int32) and as a float.
+  using Level = std::conditional_t<kTame, float, int32_t>;
+  const auto store_level = [&](hn::Vec<decltype(di)> l, auto* p) {  // auto: a discarded branch is not compiled
+    if constexpr (kTame) {
+      hn::Store(hn::ConvertTo(d, l), d, p);
+    } else {
+      hn::Store(l, di, p);
+    }
+  };
+  const auto store_level_f = [&](VF lf, auto* p) {  // lf: a whole number 0 .. nmax
+    if constexpr (kTame) {
+      hn::Store(lf, d, p);
+    } else {
+      hn::Store(hn::ConvertTo(di, lf), di, p);
+    }
+  };
+  const auto load_level = [&](const auto* p) {
+    if constexpr (kTame) {
+      return hn::Load(d, p);
+    } else {
+      return hn::ConvertTo(d, hn::Load(di, p));
+    }
+  };
+  const auto select_level = [&](MF better, const auto* from, auto* to) {  // to = better ? from : to
+    if constexpr (kTame) {
+      hn::Store(hn::IfThenElse(better, hn::Load(d, from), hn::Load(d, to)), d, to);
+    } else {
+      const auto ibetter = hn::RebindMask(di, better);
+      hn::Store(hn::IfThenElse(ibetter, hn::Load(di, from), hn::Load(di, to)), di, to);
+    }
+  };
+  // Lane k of row i is sub-block k's element i (the sub-blocks transposed): rows[i][g]
+  // holds group g's values, weights, candidate levels and, where kTame, x - min per
+  // element, as the tame pass reads it (kept with the min, so that pass holds neither
+  // min nor a subtraction). One row's arrays side by side, not one array per kind: in
+  // WASM each load's address is then one per-row address plus a constant under 1024,
+  // which wasm-opt folds into the load (an array per kind put 1024 bytes or more between
+  // them, an i32.add per load, a lea under V8).
+  struct Row {
+    HWY_ALIGN float x[8];
+    HWY_ALIGN float w[8];
+    HWY_ALIGN Level aux[8];
+    HWY_ALIGN float xm[8];
+  };
+  Row rows[32][G];
+  HWY_ALIGN Level lt[G][32 * 8];
   HWY_ALIGN float out_scale[8];
   HWY_ALIGN float out_min[8];
   HWY_ALIGN int32_t out_flat[8];
   const auto zero = hn::Zero(d);
   const auto izero = hn::Zero(di);
   const auto inmax = hn::Set(di, nmax);
+  // The largest |c| of the steps' iscale = c / (max - min), each c as the step computes it.
+  float c_max = 0;
+  for (int is = 0; is <= nstep; ++is) c_max = std::max(c_max, std::fabs(rmin + rdelta * is + nmax));
   for (int k00 = 0; k00 < count; k00 += G * N) {
-    VF vmin[G], vmax[G], sum_w[G], sum_x[G], iscale[G], scale[G], best_error[G];
-    MF flat[G];
+    VF vmin[G], vmax[G], xlo[G], sum_w[G], sum_x[G], iscale[G], scale[G], best_error[G];
+    VF best_iscale[G], best_min[G];  // where kTame: what the best levels were found with
+    MF flat[G], finite[G];
+    bool group_tame[G];  // where kTame: every lane of group g tame at its present min
+    // Whether f = iscale * (x - min) is under 2^20 in magnitude for every x of each
+    // non-flat lane of group g, every step's iscale and the present min: each step's
+    // iscale is c / (max - min) with |c| <= c_max, and f is two monotone roundings of x
+    // and of iscale, so |f| is at most the larger of its values at x = max and x = min x
+    // with iscale = c_max / (max - min). Not tame: a value that is not finite, a range
+    // that overflows or vanishes, a min the fit moved far above the lowest value.
+    const auto is_tame = [&](int g) {
+      if constexpr (kTame) {
+        const auto limit = hn::Set(d, 1048576.f);  // 2^20
+        const auto range = hn::Sub(vmax[g], vmin[g]);
+        const auto iscale_max = hn::Div(hn::Set(d, c_max), range);
+        const auto f_hi = hn::Abs(hn::Mul(iscale_max, range));
+        const auto f_lo = hn::Abs(hn::Mul(iscale_max, hn::Sub(xlo[g], vmin[g])));
+        const auto lane_tame = hn::And(finite[g], hn::And(hn::Lt(f_hi, limit), hn::Lt(f_lo, limit)));
+        return c_max < 1048576.f && hn::AllTrue(d, hn::Or(flat[g], lane_tame));
+      }
+      return false;
+    };
     for (int g = 0; g < G; ++g) {
       const int k0 = k00 + g * N;
       const int lanes = std::max(0, std::min(N, count - k0));
-      SubBlocksToLanes(n, N, k0, lanes, k00, x, xt[g], wt[g], [weights](int at, float) { return weights[at]; });
-      vmin[g] = hn::Load(d, xt[g]);
+      for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < N; ++k) {
+          const int at = (k < lanes ? k0 + k : k00) * n + i;  // spare lanes repeat the first sub-block
+          rows[i][g].x[k] = x[at];
+          rows[i][g].w[k] = weights[at];
+        }
+      }
+      vmin[g] = hn::Load(d, rows[0][g].x);
       vmax[g] = vmin[g];
-      sum_w[g] = hn::Load(d, wt[g]);
+      sum_w[g] = hn::Load(d, rows[0][g].w);
       sum_x[g] = hn::Mul(sum_w[g], vmin[g]);
+      if constexpr (kTame) finite[g] = hn::Lt(hn::Abs(vmin[g]), hn::Set(d, HUGE_VALF));
     }
     for (int i = 1; i < n; ++i) {
       for (int g = 0; g < G; ++g) {
-        const auto xi = hn::Load(d, xt[g] + i * N);
-        const auto wi = hn::Load(d, wt[g] + i * N);
+        const auto xi = hn::Load(d, rows[i][g].x);
+        const auto wi = hn::Load(d, rows[i][g].w);
         vmin[g] = hn::IfThenElse(hn::Lt(xi, vmin[g]), xi, vmin[g]);
         vmax[g] = hn::IfThenElse(hn::Gt(xi, vmax[g]), xi, vmax[g]);
         sum_w[g] = hn::Add(sum_w[g], wi);
         sum_x[g] = hn::Add(sum_x[g], hn::Mul(wi, xi));
+        if constexpr (kTame) finite[g] = hn::And(finite[g], hn::Lt(hn::Abs(xi), hn::Set(d, HUGE_VALF)));
       }
     }
     for (int g = 0; g < G; ++g) {
+      xlo[g] = vmin[g];
       vmin[g] = hn::IfThenElse(hn::Gt(vmin[g], zero), zero, vmin[g]);
       flat[g] = qkx3 ? hn::Le(vmax[g], vmin[g]) : hn::Eq(vmax[g], vmin[g]);  // all levels 0, scale 0 (below)
       iscale[g] = hn::Div(hn::Set(d, static_cast<float>(nmax)), hn::Sub(vmax[g], vmin[g]));
       scale[g] = hn::Div(hn::Set(d, 1.f), iscale[g]);
       best_error[g] = zero;
+      best_iscale[g] = iscale[g];
+      best_min[g] = vmin[g];
+      group_tame[g] = is_tame(g);
     }
     for (int i = 0; i < n; ++i) {
       for (int g = 0; g < G; ++g) {
-        const auto xi = hn::Load(d, xt[g] + i * N);
+        const auto xi = hn::Load(d, rows[i][g].x);
         const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
-        hn::Store(l, di, lt[g] + i * N);
+        if constexpr (kTame) {
+          hn::Store(hn::Sub(xi, vmin[g]), d, rows[i][g].xm);
+        } else {
+          store_level(l, lt[g] + i * N);
+        }
         auto diff = hn::Sub(hn::Add(hn::Mul(scale[g], hn::ConvertTo(d, l)), vmin[g]), xi);
         diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
-        best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
+        best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, rows[i][g].w), diff));
       }
     }
     for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
       // ggml's min moves with each better fit, and the next step's range with it.
       VF sum_l[G], sum_l2[G], sum_xl[G], this_scale[G], this_min[G], cur_error[G];
       MF positive[G];
+      bool tame = kTame;
       for (int g = 0; g < G; ++g) {
         iscale[g] = hn::Div(hn::Set(d, rmin + rdelta * is + nmax), hn::Sub(vmax[g], vmin[g]));
         sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
+        tame = tame && group_tame[g];
       }
-      for (int i = 0; i < n; ++i) {
-        for (int g = 0; g < G; ++g) {
-          const auto xi = hn::Load(d, xt[g] + i * N);
-          const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
-          hn::Store(l, di, laux[g] + i * N);
-          const auto lf = hn::ConvertTo(d, l);
-          const auto wl = hn::Mul(hn::Load(d, wt[g] + i * N), lf);
-          sum_l[g] = hn::Add(sum_l[g], wl);
-          sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, lf));
-          sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, xi));
+      if (tame) {
+        const auto fnmax = hn::Set(d, static_cast<float>(nmax));
+        for (int i = 0; i < n; ++i) {
+          for (int g = 0; g < G; ++g) {
+            const auto xi = hn::Load(d, rows[i][g].x);
+            const auto lf = hn::Round(hn::Min(hn::Max(hn::Mul(iscale[g], hn::Load(d, rows[i][g].xm)), zero), fnmax));
+            store_level_f(lf, rows[i][g].aux);
+            const auto wl = hn::Mul(hn::Load(d, rows[i][g].w), lf);
+            sum_l[g] = hn::Add(sum_l[g], wl);
+            sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, lf));
+            sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, xi));
+          }
+        }
+      } else {
+        for (int i = 0; i < n; ++i) {
+          for (int g = 0; g < G; ++g) {
+            const auto xi = hn::Load(d, rows[i][g].x);
+            const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
+            store_level(l, rows[i][g].aux);
+            const auto lf = hn::ConvertTo(d, l);
+            const auto wl = hn::Mul(hn::Load(d, rows[i][g].w), lf);
+            sum_l[g] = hn::Add(sum_l[g], wl);
+            sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, lf));
+            sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, xi));
+          }
         }
       }
       bool any = false;
@@ -172,21 +286,42 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       if (!any) continue;
       for (int i = 0; i < n; ++i) {
         for (int g = 0; g < G; ++g) {
-          const auto xi = hn::Load(d, xt[g] + i * N);
-          auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], hn::ConvertTo(d, hn::Load(di, laux[g] + i * N))), this_min[g]), xi);
+          const auto xi = hn::Load(d, rows[i][g].x);
+          auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], load_level(rows[i][g].aux)), this_min[g]), xi);
           diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
-          cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, wt[g] + i * N), diff));
+          cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, rows[i][g].w), diff));
         }
       }
       for (int g = 0; g < G; ++g) {
         const auto better = hn::AndNot(flat[g], hn::And(positive[g], hn::Lt(cur_error[g], best_error[g])));
         if (hn::AllFalse(d, better)) continue;
-        for (int i = 0; i < n; ++i) {
-          hn::Store(hn::IfThenElse(hn::RebindMask(di, better), hn::Load(di, laux[g] + i * N), hn::Load(di, lt[g] + i * N)), di, lt[g] + i * N);
-        }
         best_error[g] = hn::IfThenElse(better, cur_error[g], best_error[g]);
         scale[g] = hn::IfThenElse(better, this_scale[g], scale[g]);
+        if constexpr (kTame) {
+          best_iscale[g] = hn::IfThenElse(better, iscale[g], best_iscale[g]);
+          best_min[g] = hn::IfThenElse(better, vmin[g], best_min[g]);
+        }
         vmin[g] = hn::IfThenElse(better, this_min[g], vmin[g]);
+        group_tame[g] = is_tame(g);
+        for (int i = 0; i < n; ++i) {
+          if constexpr (kTame) {
+            hn::Store(hn::Sub(hn::Load(d, rows[i][g].x), vmin[g]), d, rows[i][g].xm);
+          } else {
+            select_level(better, rows[i][g].aux, lt[g] + i * N);
+          }
+        }
+      }
+    }
+    if constexpr (kTame) {
+      // The best levels, found again once from what found them (every candidate's levels
+      // are clamp(nearest_int(iscale * (x - min))) of its iscale and min), instead of
+      // copied at each better step.
+      for (int i = 0; i < n; ++i) {
+        for (int g = 0; g < G; ++g) {
+          const auto xi = hn::Load(d, rows[i][g].x);
+          const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(best_iscale[g], hn::Sub(xi, best_min[g])))));
+          store_level(l, lt[g] + i * N);
+        }
       }
     }
     for (int g = 0; g < G; ++g) {
