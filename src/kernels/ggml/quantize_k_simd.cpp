@@ -134,20 +134,28 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       hn::Store(hn::IfThenElse(ibetter, hn::Load(di, from), hn::Load(di, to)), di, to);
     }
   };
-  // Lane k of row i is sub-block k's element i (the sub-blocks transposed): rows[i][g]
-  // holds group g's values, weights, candidate levels and, where kTame, x - min per
-  // element, as the tame pass reads it (kept with the min, so that pass holds neither
-  // min nor a subtraction). One row's arrays side by side, not one array per kind: in
-  // WASM each load's address is then one per-row address plus a constant under 1024,
-  // which wasm-opt folds into the load (an array per kind put 1024 bytes or more between
-  // them, an i32.add per load, a lea under V8).
+  // Lane k of row i is sub-block k's element i (the sub-blocks transposed): group g's
+  // values, weights, candidate levels and, where kTame, x - min per element, as the tame
+  // pass reads it (kept with the min, so that pass holds neither min nor a subtraction).
+  // Where kTame, one row's arrays side by side (a Row), not one array per kind: in WASM
+  // each load's address is then one per-row address plus a constant under 1024, which
+  // wasm-opt folds into the load (an array per kind put 1024 bytes or more between them,
+  // an i32.add per load, a lea under V8). Elsewhere an array per kind, as before (the
+  // Rows were 8 % slower on AVX-512).
   struct Row {
     HWY_ALIGN float x[8];
     HWY_ALIGN float w[8];
     HWY_ALIGN Level aux[8];
     HWY_ALIGN float xm[8];
   };
-  Row rows[32][G];
+  Row rows[kTame ? 32 : 1][G];
+  HWY_ALIGN float xt[kTame ? 1 : G][kTame ? 1 : 32 * 8];
+  HWY_ALIGN float wt[kTame ? 1 : G][kTame ? 1 : 32 * 8];
+  HWY_ALIGN Level laux[kTame ? 1 : G][kTame ? 1 : 32 * 8];
+  const auto X = [&](int g, int i) -> float* { return kTame ? rows[i][g].x : xt[g] + i * N; };
+  const auto W = [&](int g, int i) -> float* { return kTame ? rows[i][g].w : wt[g] + i * N; };
+  const auto AUX = [&](int g, int i) -> Level* { return kTame ? rows[i][g].aux : laux[g] + i * N; };
+  const auto XM = [&](int g, int i) -> float* { return rows[kTame ? i : 0][g].xm; };
   HWY_ALIGN Level lt[G][32 * 8];
   HWY_ALIGN float out_scale[8];
   HWY_ALIGN float out_min[8];
@@ -187,20 +195,20 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       for (int i = 0; i < n; ++i) {
         for (int k = 0; k < N; ++k) {
           const int at = (k < lanes ? k0 + k : k00) * n + i;  // spare lanes repeat the first sub-block
-          rows[i][g].x[k] = x[at];
-          rows[i][g].w[k] = weights[at];
+          X(g, i)[k] = x[at];
+          W(g, i)[k] = weights[at];
         }
       }
-      vmin[g] = hn::Load(d, rows[0][g].x);
+      vmin[g] = hn::Load(d, X(g, 0));
       vmax[g] = vmin[g];
-      sum_w[g] = hn::Load(d, rows[0][g].w);
+      sum_w[g] = hn::Load(d, W(g, 0));
       sum_x[g] = hn::Mul(sum_w[g], vmin[g]);
       if constexpr (kTame) finite[g] = hn::Lt(hn::Abs(vmin[g]), hn::Set(d, HUGE_VALF));
     }
     for (int i = 1; i < n; ++i) {
       for (int g = 0; g < G; ++g) {
-        const auto xi = hn::Load(d, rows[i][g].x);
-        const auto wi = hn::Load(d, rows[i][g].w);
+        const auto xi = hn::Load(d, X(g, i));
+        const auto wi = hn::Load(d, W(g, i));
         vmin[g] = hn::IfThenElse(hn::Lt(xi, vmin[g]), xi, vmin[g]);
         vmax[g] = hn::IfThenElse(hn::Gt(xi, vmax[g]), xi, vmax[g]);
         sum_w[g] = hn::Add(sum_w[g], wi);
@@ -221,16 +229,16 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
     }
     for (int i = 0; i < n; ++i) {
       for (int g = 0; g < G; ++g) {
-        const auto xi = hn::Load(d, rows[i][g].x);
+        const auto xi = hn::Load(d, X(g, i));
         const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
         if constexpr (kTame) {
-          hn::Store(hn::Sub(xi, vmin[g]), d, rows[i][g].xm);
+          hn::Store(hn::Sub(xi, vmin[g]), d, XM(g, i));
         } else {
           store_level(l, lt[g] + i * N);
         }
         auto diff = hn::Sub(hn::Add(hn::Mul(scale[g], hn::ConvertTo(d, l)), vmin[g]), xi);
         diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
-        best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, rows[i][g].w), diff));
+        best_error[g] = hn::Add(best_error[g], hn::Mul(hn::Load(d, W(g, i)), diff));
       }
     }
     for (int is = 0; nstep >= 1 && is <= nstep; ++is) {
@@ -247,10 +255,10 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
         const auto fnmax = hn::Set(d, static_cast<float>(nmax));
         for (int i = 0; i < n; ++i) {
           for (int g = 0; g < G; ++g) {
-            const auto xi = hn::Load(d, rows[i][g].x);
-            const auto lf = hn::Round(hn::Min(hn::Max(hn::Mul(iscale[g], hn::Load(d, rows[i][g].xm)), zero), fnmax));
-            store_level_f(lf, rows[i][g].aux);
-            const auto wl = hn::Mul(hn::Load(d, rows[i][g].w), lf);
+            const auto xi = hn::Load(d, X(g, i));
+            const auto lf = hn::Round(hn::Min(hn::Max(hn::Mul(iscale[g], hn::Load(d, XM(g, i))), zero), fnmax));
+            store_level_f(lf, AUX(g, i));
+            const auto wl = hn::Mul(hn::Load(d, W(g, i)), lf);
             sum_l[g] = hn::Add(sum_l[g], wl);
             sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, lf));
             sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, xi));
@@ -259,11 +267,11 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       } else {
         for (int i = 0; i < n; ++i) {
           for (int g = 0; g < G; ++g) {
-            const auto xi = hn::Load(d, rows[i][g].x);
+            const auto xi = hn::Load(d, X(g, i));
             const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(iscale[g], hn::Sub(xi, vmin[g])))));
-            store_level(l, rows[i][g].aux);
+            store_level(l, AUX(g, i));
             const auto lf = hn::ConvertTo(d, l);
-            const auto wl = hn::Mul(hn::Load(d, rows[i][g].w), lf);
+            const auto wl = hn::Mul(hn::Load(d, W(g, i)), lf);
             sum_l[g] = hn::Add(sum_l[g], wl);
             sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, lf));
             sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, xi));
@@ -286,10 +294,10 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       if (!any) continue;
       for (int i = 0; i < n; ++i) {
         for (int g = 0; g < G; ++g) {
-          const auto xi = hn::Load(d, rows[i][g].x);
-          auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], load_level(rows[i][g].aux)), this_min[g]), xi);
+          const auto xi = hn::Load(d, X(g, i));
+          auto diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], load_level(AUX(g, i))), this_min[g]), xi);
           diff = kUseMad ? hn::Abs(diff) : hn::Mul(diff, diff);
-          cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, rows[i][g].w), diff));
+          cur_error[g] = hn::Add(cur_error[g], hn::Mul(hn::Load(d, W(g, i)), diff));
         }
       }
       for (int g = 0; g < G; ++g) {
@@ -305,9 +313,9 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
         group_tame[g] = is_tame(g);
         for (int i = 0; i < n; ++i) {
           if constexpr (kTame) {
-            hn::Store(hn::Sub(hn::Load(d, rows[i][g].x), vmin[g]), d, rows[i][g].xm);
+            hn::Store(hn::Sub(hn::Load(d, X(g, i)), vmin[g]), d, XM(g, i));
           } else {
-            select_level(better, rows[i][g].aux, lt[g] + i * N);
+            select_level(better, AUX(g, i), lt[g] + i * N);
           }
         }
       }
@@ -318,7 +326,7 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       // copied at each better step.
       for (int i = 0; i < n; ++i) {
         for (int g = 0; g < G; ++g) {
-          const auto xi = hn::Load(d, rows[i][g].x);
+          const auto xi = hn::Load(d, X(g, i));
           const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(best_iscale[g], hn::Sub(xi, best_min[g])))));
           store_level(l, lt[g] + i * N);
         }
