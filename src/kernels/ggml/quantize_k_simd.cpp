@@ -91,6 +91,20 @@ HWY_INLINE void SubBlocksToLanes(int n, int N, int k0, int lanes, int first, con
 // min that found them, instead of copied at every better step. Under V8 (16 xmm
 // registers) this keeps the two groups' sums out of memory.
 #if HWY_TARGET != HWY_SCALAR
+// A 4x4 transpose of 32-bit lanes: on return, vector j holds lane j of the four inputs.
+template <class D>
+HWY_INLINE void Transpose4(D d, hn::Vec<D>& v0, hn::Vec<D>& v1, hn::Vec<D>& v2, hn::Vec<D>& v3) {
+  const hn::Repartition<uint64_t, D> d64;
+  const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d, v0, v1));  // 00 10 01 11
+  const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d, v2, v3));  // 20 30 21 31
+  const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d, v0, v1));  // 02 12 03 13
+  const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d, v2, v3));  // 22 32 23 33
+  v0 = hn::BitCast(d, hn::InterleaveLower(d64, t0, t1));
+  v1 = hn::BitCast(d, hn::InterleaveUpper(d64, t0, t1));
+  v2 = hn::BitCast(d, hn::InterleaveLower(d64, t2, t3));
+  v3 = hn::BitCast(d, hn::InterleaveUpper(d64, t2, t3));
+}
+
 template <bool kUseMad>
 HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT x, const float* HWY_RESTRICT weights,
                           uint8_t* HWY_RESTRICT L, float* HWY_RESTRICT scales, float* HWY_RESTRICT the_mins,
@@ -103,6 +117,9 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
   // G vectors of N sub-blocks side by side (as QxSubBlocks: two on WASM, one elsewhere).
   constexpr int G = HWY_TARGET == HWY_WASM ? 2 : 1;
   constexpr bool kTame = HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_SSE4;
+  // Where kTame (four lanes), sub-blocks go into lanes and levels out of them by 4x4
+  // transposes instead of a scalar load and store per value.
+  const bool quad = kTame && hn::MaxLanes(decltype(d)()) == 4 && n % 4 == 0;
   // A level as stored (float where kTame, else int32) and as a float.
   using Level = std::conditional_t<kTame, float, int32_t>;
   const auto store_level = [&](hn::Vec<decltype(di)> l, auto* p) {  // auto: a discarded branch is not compiled
@@ -192,11 +209,28 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
     for (int g = 0; g < G; ++g) {
       const int k0 = k00 + g * N;
       const int lanes = std::max(0, std::min(N, count - k0));
-      for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < N; ++k) {
-          const int at = (k < lanes ? k0 + k : k00) * n + i;  // spare lanes repeat the first sub-block
-          X(g, i)[k] = x[at];
-          W(g, i)[k] = weights[at];
+      // Spare lanes repeat the first sub-block.
+      const auto sub_block = [&](int k) { return (k < lanes ? k0 + k : k00) * n; };
+      if (quad) {  // four sub-blocks' elements i .. i + 3 at once
+        const int at[4] = {sub_block(0), sub_block(1), sub_block(2), sub_block(3)};
+        for (int i = 0; i < n; i += 4) {
+          for (const float* from : {x, weights}) {
+            auto v0 = hn::LoadU(d, from + at[0] + i), v1 = hn::LoadU(d, from + at[1] + i);
+            auto v2 = hn::LoadU(d, from + at[2] + i), v3 = hn::LoadU(d, from + at[3] + i);
+            Transpose4(d, v0, v1, v2, v3);
+            const auto row = [&](int r) { return from == x ? X(g, i + r) : W(g, i + r); };
+            hn::Store(v0, d, row(0));
+            hn::Store(v1, d, row(1));
+            hn::Store(v2, d, row(2));
+            hn::Store(v3, d, row(3));
+          }
+        }
+      } else {
+        for (int i = 0; i < n; ++i) {
+          for (int k = 0; k < N; ++k) {
+            X(g, i)[k] = x[sub_block(k) + i];
+            W(g, i)[k] = weights[sub_block(k) + i];
+          }
         }
       }
       vmin[g] = hn::Load(d, X(g, 0));
@@ -324,11 +358,27 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       // The best levels, found again once from what found them (every candidate's levels
       // are clamp(nearest_int(iscale * (x - min))) of its iscale and min), instead of
       // copied at each better step.
-      for (int i = 0; i < n; ++i) {
+      const auto level = [&](int g, int i) {
+        const auto xi = hn::Load(d, X(g, i));
+        return hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(best_iscale[g], hn::Sub(xi, best_min[g])))));
+      };
+      if (quad) {  // and written out four rows at a time, transposed back
+        const hn::Rebind<uint8_t, decltype(di)> d8;
         for (int g = 0; g < G; ++g) {
-          const auto xi = hn::Load(d, X(g, i));
-          const auto l = hn::Max(izero, hn::Min(inmax, NearestInt(d, hn::Mul(best_iscale[g], hn::Sub(xi, best_min[g])))));
-          store_level(l, lt[g] + i * N);
+          const int k0 = k00 + g * N;
+          const int lanes = std::max(0, std::min(N, count - k0));
+          const auto live = hn::RebindMask(di, hn::Not(flat[g]));  // flat sub-blocks: levels 0
+          for (int i = 0; i < n; i += 4) {
+            auto v0 = hn::IfThenElseZero(live, level(g, i)), v1 = hn::IfThenElseZero(live, level(g, i + 1));
+            auto v2 = hn::IfThenElseZero(live, level(g, i + 2)), v3 = hn::IfThenElseZero(live, level(g, i + 3));
+            Transpose4(di, v0, v1, v2, v3);
+            const hn::Vec<decltype(di)> by_sub_block[4] = {v0, v1, v2, v3};
+            for (int k = 0; k < lanes; ++k) hn::StoreU(hn::DemoteTo(d8, by_sub_block[k]), d8, L + (k0 + k) * n + i);
+          }
+        }
+      } else {
+        for (int i = 0; i < n; ++i) {
+          for (int g = 0; g < G; ++g) store_level(level(g, i), lt[g] + i * N);
         }
       }
     }
@@ -341,7 +391,7 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       for (int k = 0; k < lanes; ++k) {
         uint8_t* Lk = L + (k0 + k) * n;
         const bool is_flat = out_flat[k] != 0;
-        for (int i = 0; i < n; ++i) Lk[i] = is_flat ? 0 : static_cast<uint8_t>(lt[g][i * N + k]);
+        for (int i = 0; !quad && i < n; ++i) Lk[i] = is_flat ? 0 : static_cast<uint8_t>(lt[g][i * N + k]);
         // A flat sub-block keeps its first min (the search never ran for it in ggml).
         scales[k0 + k] = is_flat ? 0.f : out_scale[k];
         the_mins[k0 + k] = -out_min[k];
