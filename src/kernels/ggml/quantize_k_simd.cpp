@@ -180,9 +180,10 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
   const auto zero = hn::Zero(d);
   const auto izero = hn::Zero(di);
   const auto inmax = hn::Set(di, nmax);
-  // The largest |c| of the steps' iscale = c / (max - min), each c as the step computes it.
-  float c_max = 0;
-  for (int is = 0; is <= nstep; ++is) c_max = std::max(c_max, std::fabs(rmin + rdelta * is + nmax));
+  // Where kTame, the largest |c| of the steps' iscale = c / (max - min), each c as the
+  // step computes it: c is monotone in is (each rounding is), so it is at an end.
+  const auto c_of = [&](int is) { return rmin + rdelta * is + nmax; };
+  const float c_max = kTame ? std::max(std::fabs(c_of(0)), std::fabs(c_of(std::max(nstep, 0)))) : 0.f;
   for (int k00 = 0; k00 < count; k00 += G * N) {
     VF vmin[G], vmax[G], xlo[G], sum_w[G], sum_x[G], iscale[G], scale[G], best_error[G];
     VF best_iscale[G], best_min[G];  // where kTame: what the best levels were found with
