@@ -672,8 +672,8 @@ HWY_NOINLINE bool Q3KFinish(const float* HWY_RESTRICT x, const float* HWY_RESTRI
 // k_requantize_simd (quantize_search.h): each value's addition, division and rounding
 // are independent of the others (IEEE arithmetic, ggml's nearest_int bits), so lanes run
 // along a sub-block. Only on WASM (where the scalar loop cost Q2_K about 6 % of its
-// time: a division, nearest_int's bits and two compare-moves per value under V8; 8 %
-// faster with this) and SSE4, so that the native tests run it; AVX2 and AVX-512 keep
+// time: a division, nearest_int's bits and two compare-moves per value under V8; Q2_K
+// 4-8 % faster with this in two runs) and SSE4, so that the native tests run it; AVX2 and AVX-512 keep
 // the scalar loop.
 HWY_NOINLINE bool KRequantize(const float* HWY_RESTRICT x, int subs, int n, const float* HWY_RESTRICT d,
                               const float* HWY_RESTRICT dm, int nmax, uint8_t* HWY_RESTRICT L) {
