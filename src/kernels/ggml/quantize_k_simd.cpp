@@ -117,9 +117,10 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
   // G vectors of N sub-blocks side by side (as QxSubBlocks: two on WASM, one elsewhere).
   constexpr int G = HWY_TARGET == HWY_WASM ? 2 : 1;
   constexpr bool kTame = HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_SSE4;
+  static_assert(!kTame || hn::MaxLanes(decltype(d)()) == 4, "the Rows below hold four lanes");
   // Where kTame (four lanes), sub-blocks go into lanes and levels out of them by 4x4
   // transposes instead of a scalar load and store per value.
-  const bool quad = kTame && hn::MaxLanes(decltype(d)()) == 4 && n % 4 == 0;
+  const bool quad = kTame && n % 4 == 0;
   // A level as stored (float where kTame, else int32) and as a float.
   using Level = std::conditional_t<kTame, float, int32_t>;
   const auto store_level = [&](hn::Vec<decltype(di)> l, auto* p) {  // auto: a discarded branch is not compiled
@@ -143,13 +144,8 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
       return hn::ConvertTo(d, hn::Load(di, p));
     }
   };
-  const auto select_level = [&](MF better, const auto* from, auto* to) {  // to = better ? from : to
-    if constexpr (kTame) {
-      hn::Store(hn::IfThenElse(better, hn::Load(d, from), hn::Load(d, to)), d, to);
-    } else {
-      const auto ibetter = hn::RebindMask(di, better);
-      hn::Store(hn::IfThenElse(ibetter, hn::Load(di, from), hn::Load(di, to)), di, to);
-    }
+  const auto select_level = [&](MF better, const auto* from, auto* to) {  // to = better ? from : to (not kTame)
+    hn::Store(hn::IfThenElse(hn::RebindMask(di, better), hn::Load(di, from), hn::Load(di, to)), di, to);
   };
   // Lane k of row i is sub-block k's element i (the sub-blocks transposed): group g's
   // values, weights, candidate levels and, where kTame, x - min per element, as the tame
@@ -159,11 +155,11 @@ HWY_INLINE void Qkx2Lanes(int count, int n, int nmax, const float* HWY_RESTRICT 
   // wasm-opt folds into the load (an array per kind put 1024 bytes or more between them,
   // an i32.add per load, a lea under V8). Elsewhere an array per kind, as before (the
   // Rows were 8 % slower on AVX-512).
-  struct Row {
-    HWY_ALIGN float x[8];
-    HWY_ALIGN float w[8];
-    HWY_ALIGN Level aux[8];
-    HWY_ALIGN float xm[8];
+  struct Row {  // four lanes (WASM, SSE4)
+    alignas(16) float x[4];
+    alignas(16) float w[4];
+    alignas(16) Level aux[4];
+    alignas(16) float xm[4];
   };
   Row rows[kTame ? 32 : 1][G];
   HWY_ALIGN float xt[kTame ? 1 : G][kTame ? 1 : 32 * 8];
