@@ -23,6 +23,7 @@
 #include "kernels/cast.h"
 #include "kernels/ggml/quantize.h"
 #include "kernels/ggml/quantize_fp4_simd.h"
+#include "kernels/ggml/quantize_search.h"
 
 namespace {
 
@@ -194,6 +195,64 @@ TEST_CASE("ggml legacy encoders without a matrix: non-finite rows in every build
         INFO(amn::ggml_traits(type)->name << " under " << impl << ", seed " << seed);
         CHECK(first_difference(type, quantize(type, x, nullptr), want) == "");
       }
+    }
+  }
+}
+
+TEST_CASE("ggml K-quant searches: a fit that moves the min above the largest value", "[ggml][quantize][simd]") {
+  // quantize_k_simd.cpp finds levels in floats only while every f = iscale * (x - min)
+  // is small (its "tame" lanes). This sub-block (all values negative, the largest
+  // -2^-20; signed weights, as a hostile importance matrix gives) was found by a search
+  // over random ones: a better fit's min is clamped to 0, above the largest value, later
+  // steps' f reach 10^7, where ggml's nearest_int wraps instead of rounding, and the
+  // search's result then differs from one with rounded levels (scale 0.142 and min
+  // -2.34 against -0.185 and 0). It sits among seven ordinary sub-blocks (one lane group
+  // of eight, or two of four); the levels, scales and mins must be the scalar code's.
+  RestoreImpl restore;
+  static const float kX[32] = {
+      -0x1.71d59ep-1f, -0x1.cf90fap-5f, -0x1.4f5db8p-1f, -0x1.bd3a12p+0f, -0x1.099bb8p+0f, -0x1.bc6862p-5f,
+      -0x1.f0e0f4p-2f, -0x1.b44aecp-2f, -0x1.2d3bap+0f, -0x1.da3b16p-1f, -0x1.a296eap-1f, -0x1.54146p-1f,
+      -0x1.6ea09p+0f, -0x1.c93cb8p+0f, -0x1.b4fb68p-2f, -0x1.329756p-1f, -0x1.170e4ep+1f, -0x1.6e0f44p-3f,
+      -0x1.210e5ap+0f, -0x1.d3d004p-3f, -0x1.655a4ap-4f, -0x1.27a936p-5f, -0x1.79d402p-3f, -0x1.3ebb1p-1f,
+      -0x1.40c306p+1f, -0x1.b454a6p-1f, -0x1.8dd88ep+0f, -0x1.0c6f7ap-20f, -0x1.515182p-3f, -0x1.c04a3ap-2f,
+      -0x1.250764p+0f, -0x1.6dfa3ap-1f};
+  static const float kW[32] = {
+      0x1.88780cp-1f, -0x1.ac1f0cp-2f, -0x1.e165f8p-3f, 0x1.ade72p-4f, 0x1.c32678p-1f, -0x1.3b20dp-3f,
+      0x1.1f7e4p-4f, -0x1.18364p-6f, 0x1.241498p-1f, -0x1.f8fb48p-3f, -0x1.cb70ep-2f, -0x1.cf7be4p-2f,
+      0x1.64b91p-2f, 0x1.f06d8p-3f, -0x1.6b9c2cp-1f, 0x1.19b4p-2f, 0x1.fd61cp-4f, -0x1.7ac4p-9f,
+      0x1.146bcp-4f, -0x1.89801p-4f, 0x1.9cd99cp-1f, 0x1.0c5f7cp-1f, -0x1.bc36bcp-2f, -0x1.d0135cp-2f,
+      -0x1.ad994cp-2f, 0x1.7c62p-4f, 0x1.ed9f4cp-1f, -0x1.5a24e6p-1f, 0x1.b73508p-1f, 0x1.67bddp-1f,
+      -0x1.741ap-9f, -0x1.6b9a28p-1f};
+  constexpr int kCount = 8, kN = 32, kOdd = 2;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<float> x(kCount * kN), w(kCount * kN);
+  for (int k = 0; k < kCount; ++k) {
+    for (int i = 0; i < kN; ++i) {
+      x[k * kN + i] = k == kOdd ? kX[i] : normal(rng);
+      w[k * kN + i] = k == kOdd ? kW[i] : std::fabs(x[k * kN + i]) + 0.05f;
+    }
+  }
+  for (const bool qkx3 : {false, true}) {
+    const auto run = [&](std::vector<uint8_t>& L, std::vector<float>& scales, std::vector<float>& mins) {
+      L.assign(kCount * kN, 0xCD);
+      scales.assign(kCount, -1.0f);
+      mins.assign(kCount, -1.0f);
+      const auto search = qkx3 ? amn::ggml::make_qkx3_quants_blocks : amn::ggml::make_qkx2_quants_blocks;
+      search(kCount, kN, 15, x.data(), w.data(), L.data(), scales.data(), mins.data(), -1.0f, 0.1f, 20, false);
+    };
+    std::vector<uint8_t> want_L, got_L;
+    std::vector<float> want_scales, got_scales, want_mins, got_mins;
+    REQUIRE(amn::force_impl("scalar"));
+    run(want_L, want_scales, want_mins);
+    for (auto impl : amn::available_impls()) {
+      if (impl == "scalar") continue;
+      REQUIRE(amn::force_impl(impl));
+      INFO((qkx3 ? "make_qkx3_quants" : "make_qkx2_quants") << " under " << impl);
+      run(got_L, got_scales, got_mins);
+      CHECK(got_L == want_L);
+      CHECK(std::memcmp(got_scales.data(), want_scales.data(), kCount * sizeof(float)) == 0);
+      CHECK(std::memcmp(got_mins.data(), want_mins.data(), kCount * sizeof(float)) == 0);
     }
   }
 }

@@ -80,4 +80,11 @@ void make_q3_quants_blocks(int count, int n, int nmax, const float* x, int8_t* L
 // nothing written, on Highway's one-lane target.
 bool q3_k_finish_simd(const float* x, const float* dsub, const int8_t* L, uint8_t* hmask, uint8_t* qs);
 
+// Q2_K's requantization of a super-block with its stored scales (quantize_k.cpp's
+// q2_k_finish) with the current Highway target:
+// `subs` sub-blocks of n (16 or 32) values; for each with d[j] != 0, L's levels become
+// clamp(nearest_int((x + dm[j]) / d[j]), 0, nmax); the others keep theirs. False, nothing
+// written, where the target leaves it to the scalar code (all but WASM and SSE4).
+bool k_requantize_simd(const float* x, int subs, int n, const float* d, const float* dm, int nmax, uint8_t* L);
+
 }  // namespace amn::ggml
