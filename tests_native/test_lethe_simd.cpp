@@ -203,6 +203,26 @@ TEST_CASE("lethe simd: LLM.int8() rows on every implementation", "[lethe][simd]"
       out.insert(out.end(), s.begin(), s.end());
       return out;
     });
+    // Rows of small weights, whose F16 subnormals (below 2^-14) may or may not round to a
+    // nonzero code: row absmax around 127 / 8192 and below, where the kernel's shortcut
+    // that rounds them as normal values (|scale| < 2^13) stops applying.
+    for (const float sd : {0.0005f, 0.002f, 0.004f, 0.006f}) {
+      std::mt19937 rng(uint32_t(cols * 31) + uint32_t(sd * 1e4f));
+      std::normal_distribution<float> normal(0.0f, sd);
+      std::vector<float> small(cols * 9);
+      for (size_t i = 0; i < small.size(); ++i) {
+        // Every 5th a midpoint between two F16 subnormals (a tie of F16's rounding), or its neighbour.
+        const float a = scalar::f16_to_f32(static_cast<uint16_t>(1 + rng() % 1022));
+        const float mid = (a + scalar::f16_to_f32(static_cast<uint16_t>(scalar::f32_to_f16(a) + 1))) / 2;
+        small[i] = i % 5 == 0 ? (rng() % 2 ? -1.0f : 1.0f) * (rng() % 3 ? mid : std::nextafter(mid, 1.0f)) : normal(rng);
+      }
+      check_every_impl("int8 small rows sd " + std::to_string(sd) + " cols " + std::to_string(cols), [&] {
+        std::vector<int8_t> q(small.size());
+        std::vector<float> scb(9);
+        for (uint64_t r = 0; r < 9; ++r) bnb_int8_quantize_row(small.data() + r * cols, cols, q.data() + r * cols, &scb[r]);
+        return bytes(q);
+      });
+    }
     // SCB given: 127 makes the row's scale 1 (so k + 0.5 are ties), small ones wrap past
     // int8 and past int32, and the degenerate ones.
     for (const float scb : {127.0f, 1.0f, 0.5f, 1e-3f, 1e-9f, 0.0f, -2.0f, 1e-40f, std::numeric_limits<float>::infinity(),

@@ -380,14 +380,19 @@ int8_t to_int8(float p) {
 
 float to_f16_value(float x) { return scalar::f16_to_f32(scalar::f32_to_f16(x)); }
 
-}  // namespace
-
-void bnb_int8_quantize_row_with_scb(const float* row, uint64_t cols, float scb, int8_t* out) {
+// The codes of a row for its SCB; `amax` the row's amax |x| (lethe::absmax) when known.
+void int8_codes(const float* row, uint64_t cols, float scb, const float* amax, int8_t* out) {
   // 127.0 / row_stats is row_stats.reciprocal() * 127.0 (Tensor.__rtruediv__), both in F32.
   const float recip = 1.0f / scb;
   const float scale = recip * 127.0f;
-  if (!reference_impl_forced() && simd::bnb_int8_row(row, cols, scale, out)) return;  // the SIMD kernel
+  if (!reference_impl_forced() && simd::bnb_int8_row(row, cols, scale, amax, out)) return;  // the SIMD kernel
   for (uint64_t c = 0; c < cols; ++c) out[c] = to_int8(to_f16_value(row[c]) * scale);
+}
+
+}  // namespace
+
+void bnb_int8_quantize_row_with_scb(const float* row, uint64_t cols, float scb, int8_t* out) {
+  int8_codes(row, cols, scb, nullptr, out);
 }
 
 void bnb_int8_quantize_row(const float* row, uint64_t cols, int8_t* out, float* scb) {
@@ -396,8 +401,9 @@ void bnb_int8_quantize_row(const float* row, uint64_t cols, int8_t* out, float* 
   if (!reference_impl_forced()) {
     // F16 rounding is monotonic and symmetric, so max |f16(x)| is f16(max |x|); a row with
     // a NaN gives F16's NaN either way (made positive by the abs).
-    *scb = std::fabs(to_f16_value(absmax(row, cols)));
-    bnb_int8_quantize_row_with_scb(row, cols, *scb, out);
+    const float amax = absmax(row, cols);
+    *scb = std::fabs(to_f16_value(amax));
+    int8_codes(row, cols, *scb, &amax, out);
     return;
   }
   for (uint64_t c = 0; c < cols; ++c) {
@@ -409,7 +415,7 @@ void bnb_int8_quantize_row(const float* row, uint64_t cols, int8_t* out, float* 
     if (a > m) m = a;
   }
   *scb = m;
-  bnb_int8_quantize_row_with_scb(row, cols, m, out);
+  int8_codes(row, cols, m, nullptr, out);
 }
 
 }  // namespace amn::lethe

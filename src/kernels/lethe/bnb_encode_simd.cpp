@@ -37,7 +37,7 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float*, const uint8_t*, const float*,
                                      float*, uint8_t*, bool) {
   return 0;
 }
-HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, int8_t*) { return false; }
+HWY_NOINLINE bool BnbInt8Row(const float*, uint64_t, float, const float*, int8_t*) { return false; }
 #else
 
 // How many of the 15 midpoints are not >= v, in i32 lanes. The midpoints are sorted and
@@ -213,7 +213,8 @@ HWY_NOINLINE uint64_t Bnb4FullBlocks(const float* HWY_RESTRICT bounds, const uin
   return blocks;
 }
 
-HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float scale, int8_t* HWY_RESTRICT out) {
+HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float scale, const float* known_amax,
+                             int8_t* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::RebindToUnsigned<decltype(df)> du;
@@ -226,13 +227,31 @@ HWY_NOINLINE bool BnbInt8Row(const float* HWY_RESTRICT row, uint64_t cols, float
   // conversion (a long sequence on WASM). The bound from the row's amax: rounding to F16
   // and the product are monotonic, so |m| <= f16(amax) * |scale| (a NaN or Inf amax, or a
   // NaN scale, takes the general path). That bound also makes f16(amax) finite: no lane is
-  // NaN or rounds past F16's largest value (RoundToF16<true>).
-  const uint32_t amax_bits = AbsMaxBits(row, static_cast<size_t>(cols));
+  // NaN or rounds past F16's largest value (RoundToF16<true>). The amax is the caller's
+  // when it has one (the row's SCB was computed from it): a second pass over the row cost
+  // a fifth of the kernel's time in WASM.
+  uint32_t amax_bits;
   float amax;
-  std::memcpy(&amax, &amax_bits, 4);
+  if (known_amax) {
+    amax = std::fabs(*known_amax);
+    std::memcpy(&amax_bits, &amax, 4);
+  } else {
+    amax_bits = AbsMaxBits(row, static_cast<size_t>(cols));
+    std::memcpy(&amax, &amax_bits, 4);
+  }
   const float bound = hn::GetLane(RoundToF16(df, hn::Set(df, amax))) * std::fabs(scale);
   if (amax_bits < 0x7F800000u && bound < 4194304.0f) {
     const auto magic = hn::Set(df, 12582912.0f);
+    // A row whose |scale| is below 2^13 (its SCB above 127 / 8192: most rows): a value
+    // that F16 holds only as a subnormal, below 2^-14, gives a product below 0.5 in
+    // magnitude, so code 0, rounded either way (to F16's subnormal, or to 10 mantissa bits
+    // at its own exponent: still at most 2^-14), so the subnormal path is left out.
+    if (std::fabs(scale) < 8192.0f) {
+      EachVector(df, row, cols, reinterpret_cast<uint8_t*>(out), [&](hn::VFromD<decltype(df)> x) {
+        return hn::BitCast(du, hn::Add(hn::Mul(RoundToF16<true, true>(df, x), vscale), magic));
+      });
+      return true;
+    }
     EachVector(df, row, cols, reinterpret_cast<uint8_t*>(out), [&](hn::VFromD<decltype(df)> x) {
       return hn::BitCast(du, hn::Add(hn::Mul(RoundToF16<true>(df, x), vscale), magic));
     });
@@ -271,8 +290,8 @@ uint64_t bnb4_full_blocks(const float* bounds, const uint8_t* order, const float
                                               fp4_signed_zero);
 }
 
-bool bnb_int8_row(const float* row, uint64_t cols, float scale, int8_t* out) {
-  return HWY_DYNAMIC_DISPATCH(BnbInt8Row)(row, cols, scale, out);
+bool bnb_int8_row(const float* row, uint64_t cols, float scale, const float* amax, int8_t* out) {
+  return HWY_DYNAMIC_DISPATCH(BnbInt8Row)(row, cols, scale, amax, out);
 }
 
 }  // namespace simd

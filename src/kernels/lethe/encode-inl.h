@@ -127,8 +127,13 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Clamped(DF df, VF v) {
 // scalar casts for every one of the 2^32 inputs (checked exhaustively on x86; see
 // tests_native/test_lethe_simd.cpp). kFinite: the caller knows every lane is finite and
 // rounds to a finite F16 (|v| < 65520), so the overflow and NaN selects are left out.
-template <bool kFinite = false, class DF, class VF = hn::VFromD<DF>>
+// kNormalOnly (with kFinite): the caller does not need F16's subnormals — every use of
+// a value below 2^-14 gives what it gives for the value's F16 subnormal — so those lanes
+// are rounded as normal ones (to 10 mantissa bits at their own exponent, still below 2^-14
+// in magnitude, ties to even), leaving out the adder's path and its select.
+template <bool kFinite = false, bool kNormalOnly = false, class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE VF RoundToF16(DF df, VF v) {
+  static_assert(!kNormalOnly || kFinite, "kNormalOnly leaves out the NaN select too");
   const hn::RebindToUnsigned<DF> du;
   const auto u = hn::BitCast(du, v);
   const auto a = hn::And(u, hn::Set(du, 0x7FFFFFFFu));
@@ -136,6 +141,7 @@ HWY_INLINE VF RoundToF16(DF df, VF v) {
   const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u));
   auto r = hn::And(hn::Add(a, hn::Add(odd, hn::Set(du, 0xFFFu))), hn::Set(du, 0xFFFFE000u));
   if constexpr (!kFinite) r = hn::IfThenElse(cast::GreaterSmall(du, r, 0x477FFFFFu), hn::Set(du, 0x7F800000u), r);
+  if constexpr (kNormalOnly) return hn::BitCast(df, hn::Or(sign, r));
   const auto half = hn::Set(df, 0.5f);
   const auto sub = hn::BitCast(du, hn::Sub(hn::Add(hn::BitCast(df, a), half), half));
   r = hn::IfThenElse(cast::GreaterSmall(du, a, 0x387FFFFFu), r, sub);

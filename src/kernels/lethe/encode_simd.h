@@ -23,9 +23,10 @@ uint64_t bnb4_full_blocks(const float* bounds, const uint8_t* order, const float
                           uint64_t blocksize, const float* absmax_in, float* absmax_out, uint8_t* packed,
                           bool fp4_signed_zero);
 
-// bnb_int8_quantize_row_with_scb's codes: the row's `scale` (f32(1 / SCB) * 127) given.
+// bnb_int8_quantize_row_with_scb's codes: the row's `scale` (f32(1 / SCB) * 127) given,
+// and its amax |x| as lethe::absmax returns it when known (else null: the kernel finds it).
 // Returns false when not done.
-bool bnb_int8_row(const float* row, uint64_t cols, float scale, int8_t* out);
+bool bnb_int8_row(const float* row, uint64_t cols, float scale, const float* amax, int8_t* out);
 
 // fp8_block_scales' amax per tile of `rows` rows (values at the band's first row): the
 // sign-cleared bits of each tile's largest |x| (> 0x7F800000: the tile holds a NaN),
