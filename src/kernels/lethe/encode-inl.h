@@ -5,9 +5,9 @@
 //    floats the integer order is the float order, and every NaN is above +Inf), so NaN
 //    is detected by the same pass; the callers go back to the reference's scan for the
 //    NaN it returns (torch's amax lets the first one through).
-//  - E4M3: c10's fp8e4m3fn_from_fp32_value (f32_to_e4m3fn), both branches computed in
-//    u32 lanes with the reference's wrapping arithmetic, then selected; after the clamp to
-//    +-448 (E4M3Clamped), one F32 add per lane that rounds like both branches.
+//  - E4M3Clamped: c10's fp8e4m3fn_from_fp32_value (f32_to_e4m3fn) after the clamp to
+//    +-448, one F32 add per lane that rounds like both of its branches (MLX's ToFP8 too:
+//    E4M3ClampedSigned<false>).
 //  - F16 / BF16 rounding: cast-inl.h's conversions, which are the scalar casts' bits
 //    (tests_native/test_cast.cpp checks them on every target).
 //  - EachVector: full vectors, then one zero-padded vector for the remainder (the padded
@@ -63,37 +63,6 @@ HWY_INLINE uint32_t AbsMaxBits(const float* HWY_RESTRICT p, size_t n) {
 
 #if HWY_TARGET != HWY_SCALAR
 
-// E4M3 codes (low byte of each u32 lane) of f32 lanes: the rounding c10's f32_to_e4m3fn
-// and MLX's ToFP8 share, both branches computed, then selects. |v| with f32 bits >=
-// kSaturateFrom (and NaN, Inf) gives kSaturateCode: c10 from 480.0f to 0x7F (NaN), MLX
-// from 448.0f to 0x7E (its largest finite code).
-template <uint32_t kSaturateFrom, uint32_t kSaturateCode, class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Saturating(DF df, VF v) {
-  const hn::RebindToUnsigned<DF> du;
-  auto f = hn::BitCast(du, v);
-  const auto sign = hn::And(f, hn::Set(du, 0x80000000u));
-  f = hn::Xor(f, sign);
-  const auto saturate = cast::GreaterSmall(du, f, kSaturateFrom - 1);
-  // f_bits >= 2^-6: the normal branch, else the subnormal one.
-  const auto normal = cast::GreaterSmall(du, f, (UINT32_C(121) << 23) - 1);
-  constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
-  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, f), hn::BitCast(df, hn::Set(du, kDenormMask)))),
-                           hn::Set(du, kDenormMask));
-  const auto mant_odd = hn::And(hn::ShiftRight<20>(f), hn::Set(du, 1u));
-  const auto rounded =
-      hn::ShiftRight<20>(hn::Add(hn::Add(f, hn::Set(du, (static_cast<uint32_t>(7 - 127) << 23) + 0x7FFFFu)), mant_odd));
-  auto r = hn::IfThenElse(normal, rounded, sub);
-  r = hn::IfThenElse(saturate, hn::Set(du, kSaturateCode), hn::And(r, hn::Set(du, 0xFFu)));
-  return hn::Or(r, hn::ShiftRight<24>(sign));
-}
-
-// E4M3 codes of f32 lanes, f32_to_e4m3fn lane by lane: f_bits >= fp8_max (480.0f) gives
-// 0x7F (NaN and Inf included).
-template <class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
-  return E4M3Saturating<(UINT32_C(1087) << 20), 0x7Fu>(df, v);
-}
-
 // E4M3 of torch.clamp(v, -448, 448) (the clamp skipped for NaN, as the references'
 // `if (!isnan(v)) v = min(448, max(-448, v))`), without f32_to_e4m3fn's two branches and
 // selects: |v|'s bits clamped to 448's by an integer min (a NaN's bits are above, so it
@@ -103,20 +72,27 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3(DF df, VF v) {
 // are the multiple k, and the code is k + 8 * (e + 6) (k = 16 reaches the next binade's
 // code). The same codes as the reference for all 2^32 inputs (a one-off exhaustive run on
 // x86, docs/benchmarks.md "WASM: E4M3 by one add"); tests_native/test_lethe_simd.cpp.
-template <class DF, class VF = hn::VFromD<DF>>
-HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Clamped(DF df, VF v) {
+//
+// E4M3ClampedSigned: the code of |v| ORed with `sign` (0 or 0x80000000 per lane, the
+// caller's). kNaN7F: a NaN gets 0x7F (the references' clamp lets it through); without it
+// 448's code 0x7E, as MLX's ToFP8 saturates every |v| >= 448, NaN included.
+template <bool kNaN7F, class DF, class VF = hn::VFromD<DF>, class VU = hn::VFromD<hn::RebindToUnsigned<DF>>>
+HWY_INLINE VU E4M3ClampedSigned(DF df, VF v, VU sign) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
-  const auto u = hn::BitCast(du, v);
-  const auto a = hn::BitCast(di, hn::And(u, hn::Set(du, 0x7FFFFFFFu)));
-  const auto sign = hn::Xor(u, hn::BitCast(du, a));
+  const auto a = hn::BitCast(di, hn::And(hn::BitCast(du, v), hn::Set(du, 0x7FFFFFFFu)));
   const auto am = hn::Min(a, hn::Set(di, 0x43E00000));  // 448.0f
   const auto eb = hn::Max(hn::And(am, hn::Set(di, 0x7F800000)), hn::Set(di, 121 << 23));
   const auto c = hn::Add(eb, hn::Set(di, 20 << 23));
   const auto s = hn::BitCast(di, hn::Add(hn::BitCast(df, am), hn::BitCast(df, c)));
   auto code = hn::Add(hn::Sub(s, c), hn::Sub(hn::ShiftRight<20>(eb), hn::Set(di, 968)));  // 968: 121 * 8
-  code = hn::Sub(code, hn::VecFromMask(di, hn::Gt(a, hn::Set(di, 0x7F800000))));  // NaN: + 1
+  if constexpr (kNaN7F) code = hn::Sub(code, hn::VecFromMask(di, hn::Gt(a, hn::Set(di, 0x7F800000))));  // NaN: + 1
   return hn::Or(hn::BitCast(du, code), hn::ShiftRight<24>(sign));
+}
+template <class DF, class VF = hn::VFromD<DF>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> E4M3Clamped(DF df, VF v) {
+  const hn::RebindToUnsigned<DF> du;
+  return E4M3ClampedSigned<true>(df, v, hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)));
 }
 
 // lethe::round_to(v, F16), i.e. f16_to_f32(f32_to_f16(v)), without the F16 bits: F16's

@@ -80,22 +80,12 @@ HWY_INLINE VF InDtype(DF df, VF v) {
 }
 
 // mlx_f32_to_e4m3 (MLX's ToFP8) in u32 lanes of |v|'s code ORed with `sign` (0 or
-// 0x80000000 per lane): >= 448.0f (Inf, NaN of either sign too) saturates to 0x7E. This is
-// E4M3Clamped (encode-inl.h) without its NaN increment: both references are c10's
-// rounding below 448, and from 448 on (a NaN's sign-cleared bits are above 448's) MLX
-// gives 448's code, 0x7E, where the integer min puts every such |v|. One add, no select
-// (E4M3Saturating's two selects are three instructions each under V8).
+// 0x80000000 per lane): >= 448.0f (Inf, NaN of either sign too) saturates to 0x7E. Both
+// references are c10's rounding below 448, so this is E4M3Clamped without its NaN
+// increment (encode-inl.h): one add, no select.
 template <class DF, class VF = hn::VFromD<DF>, class VU = hn::VFromD<hn::RebindToUnsigned<DF>>>
 HWY_INLINE VU MlxE4M3Signed(DF df, VF v, VU sign) {
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const auto a = hn::BitCast(di, hn::And(hn::BitCast(du, v), hn::Set(du, 0x7FFFFFFFu)));
-  const auto am = hn::Min(a, hn::Set(di, 0x43E00000));  // 448.0f
-  const auto eb = hn::Max(hn::And(am, hn::Set(di, 0x7F800000)), hn::Set(di, 121 << 23));
-  const auto c = hn::Add(eb, hn::Set(di, 20 << 23));
-  const auto s = hn::BitCast(di, hn::Add(hn::BitCast(df, am), hn::BitCast(df, c)));
-  const auto code = hn::Add(hn::Sub(s, c), hn::Sub(hn::ShiftRight<20>(eb), hn::Set(di, 968)));  // 968: 121 * 8
-  return hn::Or(hn::BitCast(du, code), hn::ShiftRight<24>(sign));
+  return E4M3ClampedSigned<false>(df, v, sign);
 }
 template <class DF, class VF = hn::VFromD<DF>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<DF>> MlxE4M3(DF df, VF v) {
