@@ -4,6 +4,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -121,9 +122,17 @@ std::string model_files_in_folder(const std::string& names_json) {
   return w.strings(amn::model_files_in_folder(amn::strings_from_json(names_json))).take();
 }
 
-// The command line (argv as a JSON array of strings) as the native amn parses it.
-std::string parse_command_line(const std::string& args_json) {
-  return amn::command_line_json(amn::parse_command_line(amn::strings_from_json(args_json)));
+// The command line as the native amn parses it. argv comes as its words each ended by a
+// NUL (no word of argv can hold one), not as JSON: a cold `amn inspect` of a GGUF parses no
+// other JSON, and compiling simdjson's parser for argv alone cost ~1 ms of it.
+std::string parse_command_line(const std::string& words) {
+  std::vector<std::string> args;
+  for (size_t at = 0; at < words.size();) {
+    const size_t end = std::min(words.find('\0', at), words.size());
+    args.emplace_back(words, at, end - at);
+    at = end + 1;
+  }
+  return amn::command_line_json(amn::parse_command_line(args));
 }
 
 // The output policy (session/output.h) in one JSON call: {request, shardedInput,

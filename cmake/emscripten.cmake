@@ -39,15 +39,15 @@ add_custom_command(TARGET amn-core POST_BUILD
   COMMENT "npm/dist/error-codes.js from the core's errorCodes()"
   VERBATIM)
 
-# The package's `amn` command, npm/dist/amn.js: bin/amn.js and the modules it imports in one
+# The package's `amn` command, npm/dist/amn.cjs: bin/amn.js and the modules it imports in one
 # file (tools/bundle-cli.mjs, with rolldown from the repository's node_modules), rebuilt
 # when the core or any of the package's sources changes. The tests run this file.
 file(GLOB AMN_NPM_SOURCES CONFIGURE_DEPENDS
   "${CMAKE_SOURCE_DIR}/npm/*.js" "${CMAKE_SOURCE_DIR}/npm/bin/*.js" "${CMAKE_SOURCE_DIR}/npm/lib/*.js")
-add_custom_command(OUTPUT "${CMAKE_SOURCE_DIR}/npm/dist/amn.js"
+add_custom_command(OUTPUT "${CMAKE_SOURCE_DIR}/npm/dist/amn.cjs"
   COMMAND "${AMN_NODE}" "${CMAKE_SOURCE_DIR}/tools/bundle-cli.mjs" "${CMAKE_SOURCE_DIR}/npm"
   DEPENDS amn-core ${AMN_NPM_SOURCES} "${CMAKE_SOURCE_DIR}/tools/bundle-cli.mjs"
   WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
-  COMMENT "npm/dist/amn.js: the amn command, bundled"
+  COMMENT "npm/dist/amn.cjs: the amn command, bundled"
   VERBATIM)
-add_custom_target(amn-cli ALL DEPENDS "${CMAKE_SOURCE_DIR}/npm/dist/amn.js")
+add_custom_target(amn-cli ALL DEPENDS "${CMAKE_SOURCE_DIR}/npm/dist/amn.cjs")

@@ -288,12 +288,12 @@ async function coldCompare(contenders) {
 const small = gg[0].path;
 const node = process.execPath;
 const ggufCli = join(here, 'node_modules/@huggingface/gguf/dist/cli.js');
-const amnCli = join(root, 'npm/dist/amn.js');  // the bin npm ships (bundled from npm/bin/amn.js)
+const amnCli = join(root, 'npm/dist/amn.cjs');  // the bin npm ships (bundled from npm/bin/amn.js)
 const npx = join(dirname(node), 'npx');
 const cold = !want(4) ? [] : [
   { input: 'tiny-Q4_K_M.gguf, `node BIN`', rows: await coldCompare([
     { name: 'gguf-view (node …/@huggingface/gguf/dist/cli.js)', run: () => wall(node, [ggufCli, small]) },
-    { name: 'amn inspect (node npm/dist/amn.js)', run: () => wall(node, [amnCli, 'inspect', small]) },
+    { name: 'amn inspect (node npm/dist/amn.cjs)', run: () => wall(node, [amnCli, 'inspect', small]) },
     { name: 'node -e 0 (Node start-up alone)', run: () => wall(node, ['-e', '0']) },
   ]) },
   { input: 'tiny-Q4_K_M.gguf, `npx` (both installed in bench/js)', rows: await coldCompare([

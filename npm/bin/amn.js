@@ -18,13 +18,17 @@ setFlagsFromString('--wasm-lazy-validation');
 // The core compiles on V8's background threads while this thread loads and runs the
 // package's modules (imported below, after the compile starts) and the core's JS glue:
 // ~4 % of a cold `npx amn inspect` (docs/benchmarks.md, "Cold start"). The bin npm ships
-// is this file bundled with its imports (dist/amn.js, tools/bundle-cli.mjs).
+// is this file bundled with its imports (dist/amn.cjs, tools/bundle-cli.mjs).
 let wasmModule = null;
 try {
   wasmModule = WebAssembly.compile(readFileSync(new URL('../dist/amn-core.wasm', import.meta.url)));
   wasmModule.catch(() => {});  // a failure is reported where the core is loaded (node.js)
 } catch { /* no module: node.js says so, with how to build it */ }
-const [{ AmnError, loadCoreForCli, open }, { isOllamaSpec }, { DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW }, { amnErrorOf }] = await Promise.all([
+// Bound by start() (the end of this file) before main runs. No top-level await: the bundle
+// is a CommonJS file (tools/bundle-cli.mjs), which Node starts a few ms sooner than an ES
+// module.
+let AmnError, loadCoreForCli, open, isOllamaSpec, DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW, amnErrorOf;
+const loading = Promise.all([
   import('../node.js'), import('../lib/sources.js'), import('../lib/model.js'), import('../lib/errors.js'),
 ]);
 
@@ -228,7 +232,7 @@ async function main(argv) {
   let M;
   try {
     M = await loadCoreForCli({ wasmModule });
-    const cmd = JSON.parse(M.parseCommandLine(JSON.stringify(argv)));
+    const cmd = JSON.parse(M.parseCommandLine(argv.map((word) => `${word}\0`).join('')));
     switch (cmd.kind) {
       case 'help': process.stdout.write(cmd.text); return 0;
       case 'version': process.stdout.write(M.versionText(M.activeImpl())); return 0;
@@ -253,4 +257,13 @@ async function main(argv) {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+async function start() {
+  const [node, sources, model, errors] = await loading;
+  ({ AmnError, loadCoreForCli, open } = node);
+  ({ isOllamaSpec } = sources);
+  ({ DIFF_RAW, HASH_RAW, OUTPUT_PLAN, STATS_RAW } = model);
+  ({ amnErrorOf } = errors);
+  process.exitCode = await main(process.argv.slice(2));
+}
+
+start();

@@ -11,13 +11,16 @@
 // `Accept-Encoding: identity` (fetch sends it with a Range; nothing here decodes a body,
 // so ranges are the file's bytes). Policy (which statuses are errors, the messages,
 // Content-Range) stays in sources.js. Node-only: node.js loads it, index.js never does.
-import http from 'node:http';
-import https from 'node:https';
 
+// Each protocol's module and keep-alive Agent, made by its first request. Not imported
+// statically: the bundled command (dist/amn.cjs) holds this file, and a static import there
+// would load node:http, and node:https with its TLS and crypto modules, at every start,
+// local files too (~6 ms of a cold `amn inspect`, docs/benchmarks.md "Cold start").
 // Idle keep-alive sockets are unref'd by the Agent (keepSocketAlive), so they do not keep
 // the process alive once the work is done; a socket in use is ref'd again.
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
-const modules = { 'http:': http, 'https:': https };
+const transports = {};
+const transportFor = (protocol) => (transports[protocol] ||= (protocol === 'https:' ? import('node:https') : import('node:http'))
+  .then(({ default: module }) => ({ module, agent: new module.Agent({ keepAlive: true }) })));
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 20;  // fetch's limit (the 21st redirect is a network error)
@@ -69,7 +72,9 @@ function requestHeaders(given) {
 
 // One request; resolves with its IncomingMessage once the status and headers are in. The
 // abort listener lives until the response is done (its body read, drained or destroyed).
-function send(url, headers, signal) {
+async function send(url, headers, signal) {
+  const { module, agent } = await transportFor(url.protocol);
+  if (signal?.aborted) throw abortReason(signal);
   return new Promise((resolve, reject) => {
     let req;
     let msg = null;
@@ -80,7 +85,7 @@ function send(url, headers, signal) {
     };
     const settle = () => signal?.removeEventListener('abort', onAbort);
     try {
-      req = modules[url.protocol].request(url, { headers, agent: agents[url.protocol] });
+      req = module.request(url, { headers, agent });
     } catch (err) {
       reject(failed(err));  // e.g. a header value Node refuses
       return;

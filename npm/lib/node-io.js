@@ -3,7 +3,6 @@
 // inspecting a model never reads more than the core asks for.
 import { open as openFile, readdir, rename, link, unlink, rm } from 'node:fs/promises';
 import { closeSync, openSync, read as readCallback, readSync, statSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { finished } from 'node:stream/promises';
@@ -36,7 +35,11 @@ const writeError = (what, err) => (err instanceof AmnError ? err : new AmnError(
 // makes about six such calls (the file, the config files that may lie beside it), which
 // cost more than parsing a small header when each is a trip through the pool.
 const SYNC_READ_MAX = 64 * 1024;
-const readAsync = promisify(readCallback);
+// fs.read as a promise of { bytesRead }, like FileHandle.read. Not util.promisify: importing
+// node:util from an ES module loads every module behind its getters (parseArgs, MIMEType).
+const readAsync = (fd, buf, at, length, position) => new Promise((resolve, reject) => {
+  readCallback(fd, buf, at, length, position, (err, bytesRead) => (err ? reject(err) : resolve({ bytesRead })));
+});
 
 async function readFully(fh, offset, length, label, signal) {
   const buf = new Uint8Array(length);

@@ -11,7 +11,7 @@ import { scratchDir } from '../support/helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 const fx = (p) => join(root, 'fixtures', p);
 const TINY = fx('models/tiny-mlp/model.safetensors');
 const SHARDED = fx('models/tiny-sharded');

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 const A = 'fixtures/diff/a.safetensors';
 const B = 'fixtures/diff/b.safetensors';
 const F16 = 'fixtures/gguf_ftype/tiny_llama_f16.gguf';

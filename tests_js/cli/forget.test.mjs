@@ -15,7 +15,7 @@ import { ggufForgetInput } from '../support/gguf_input.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 const ARM_AMN = join(root, 'build/aarch64/amn');  // NEON kernels, under qemu (make aarch64)
 const fx = (p) => join(root, 'fixtures', p);
 

@@ -13,7 +13,7 @@ import { loadPackage } from '../support/helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 
 function run(cli, args) {
   const r = cli === 'native'

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = process.env.AMN_NATIVE || join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 const TINY = join(root, 'fixtures/models/tiny-mlp/model.safetensors');
 const SHARDED = join(root, 'fixtures/models/tiny-sharded');
 const STRACE = ['/usr/bin/strace', '/bin/strace'].find((p) => spawnSync(p, ['-V']).status === 0);

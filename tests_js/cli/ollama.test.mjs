@@ -12,7 +12,7 @@ import { scratchDir } from '../support/helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 const STORE = join(root, 'fixtures/ollama/models');
 const BLOBS = join(STORE, 'blobs');
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');

@@ -14,7 +14,7 @@ import { makeSafetensors, f32Bytes } from '../support/safetensors.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const AMN = process.env.AMN_NATIVE || join(root, 'build/native/amn');
-const NODE_AMN = join(root, 'npm/dist/amn.js');
+const NODE_AMN = join(root, 'npm/dist/amn.cjs');
 const fx = (p) => join(root, 'fixtures', p);
 const INDEX = 'model.safetensors.index.json';
 

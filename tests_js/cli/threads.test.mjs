@@ -76,7 +76,7 @@ test('--threads must be a positive whole number, in both CLIs', () => {
   for (const n of ['0', '-2', 'x']) {
     const args = ['convert', 'x.safetensors', '--to', 'gguf', '--threads', n];
     const native = spawnSync(AMN, args, { encoding: 'utf8' });
-    const node = spawnSync(process.execPath, [join(root, 'npm/dist/amn.js'), ...args], { encoding: 'utf8' });
+    const node = spawnSync(process.execPath, [join(root, 'npm/dist/amn.cjs'), ...args], { encoding: 'utf8' });
     assert.equal(native.status, 1);
     assert.match(native.stderr, /--threads must be a positive whole number/);
     assert.equal(node.status, native.status);

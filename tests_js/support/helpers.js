@@ -11,7 +11,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const NPM = join(ROOT, 'npm');
 export const FIXTURES = join(ROOT, 'fixtures');
 // The `amn` command npm ships: npm/bin/amn.js bundled with what it imports (tools/bundle-cli.mjs).
-export const BIN = join(NPM, 'dist', 'amn.js');
+export const BIN = join(NPM, 'dist', 'amn.cjs');
 
 // Not a skip: without the built core every test must fail, and say why.
 export function assertDistBuilt() {
