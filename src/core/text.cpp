@@ -11,7 +11,13 @@ std::string printable(std::string_view s, size_t max_chars) {
   return out;
 }
 
-std::string quote(std::string_view name) { return "'" + printable(name, 200) + "'"; }
+// By appends: GCC 12 warns (-Wrestrict, a false positive) on "'" + printable(...).
+std::string quote(std::string_view name) {
+  std::string out = "'";
+  out += printable(name, 200);
+  out += '\'';
+  return out;
+}
 
 std::string dims_text(const std::vector<uint64_t>& dims) {
   std::string o = "[";
