@@ -339,7 +339,9 @@ std::string render_stats(const ValueStats& s) {
     int bar = top ? static_cast<int>(static_cast<double>(c) * kWidth / static_cast<double>(top) + 0.5) : 0;
     if (c > 0 && bar == 0) bar = 1;
     out += std::string(static_cast<size_t>(bar), '#') + std::string(static_cast<size_t>(kWidth - bar), ' ');
-    out += " " + std::to_string(c) + "\n";
+    out += ' ';
+    out += std::to_string(c);
+    out += '\n';
     if (!(s.max > s.min)) break;  // one value: one bin
   }
   return out;

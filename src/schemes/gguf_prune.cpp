@@ -105,10 +105,10 @@ Result<PrunedModel> prune_model(const Model& model, std::span<const uint32_t> pr
   count.u = out.prune.block_count;
   out.block_count = {prefix + "block_count", std::move(count)};
   const GgufValue* layers = g.find(prefix + "block_count");
-  const auto n_layer = layers ? layers->as_uint() : std::nullopt;
+  const uint64_t n_layer = layers ? layers->as_uint().value_or(0) : 0;  // 0: none given
   for (const auto& [key, v] : g.kv) {
     const uint64_t size = v.type == GgufType::ARRAY ? gguf_fixed_size(v.elem_type) : 0;
-    if (!n_layer || *n_layer == 0 || size == 0 || v.count != *n_layer || !key.starts_with(prefix)) continue;
+    if (n_layer == 0 || size == 0 || v.count != n_layer || !key.starts_with(prefix)) continue;
     GgufValue kept = v;
     kept.raw.clear();
     kept.count = 0;

@@ -82,7 +82,8 @@ std::string model_file_patterns_text() {
   for (const FormatRow& row : kRows) {
     for (auto ext : row.extensions) {
       if (!out.empty()) out += ", ";
-      out += "*" + std::string(ext);
+      out += '*';
+      out += ext;
     }
   }
   return out;

@@ -144,7 +144,9 @@ void store_levels(const uint8_t* L, Block& y) {
 
 template <class Block, bool kHasMin, int kNmax>
 void impl_blocks(const float* x, uint8_t* out, int count, const float* qw, float sigma2) {
-  float weight[kLaneBlocks * QK], scales[kLaneBlocks], mins[kLaneBlocks];
+  // weight zeroed only so that GCC 12 sees it set (-Wmaybe-uninitialized): the first
+  // `count` blocks' are written below, and the searches read no others.
+  float weight[kLaneBlocks * QK] = {}, scales[kLaneBlocks], mins[kLaneBlocks];
   uint8_t L[kLaneBlocks * QK];
   for (int k = 0; k < count; ++k) block_weights(x + k * QK, qw + k * QK, sigma2, weight + k * QK);
   if constexpr (kHasMin) {
