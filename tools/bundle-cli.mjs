@@ -5,8 +5,9 @@
 // starts ~6 % sooner (docs/benchmarks.md, "Cold start"), one CommonJS file another ~3 ms
 // (Node loads no ES-module machinery for it), and minified (half the bytes for V8 to scan
 // and compile) another ~2 %. The sources stay ES modules, and are what to read or debug
-// (`node npm/bin/amn.js` runs them unbundled); the tests run this file, the one npm ships. Run by the amn-cli target (cmake/emscripten.cmake)
-// whenever the core or a source changes.
+// (`node npm/bin/amn.js` runs them unbundled); the tests run this file, the one npm
+// ships. Run by the amn-cli target (cmake/emscripten.cmake) whenever the core or a source
+// changes.
 //   node tools/bundle-cli.mjs NPM_DIR
 import { chmod } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,7 +17,8 @@ const npm = resolve(process.argv[2]);
 const out = join(npm, 'dist', 'amn.cjs');
 
 // Each module keeps its own import.meta.url: the URL of its source file, reckoned from the
-// bundle's (BUNDLE_URL, set by the banner: a CommonJS file has no import.meta), so `new URL('./dist/amn-core.wasm', import.meta.url)` in node.js still names
+// bundle's (BUNDLE_URL, set by the banner: a CommonJS file has no import.meta), so
+// `new URL('./dist/amn-core.wasm', import.meta.url)` in node.js still names
 // npm/dist/amn-core.wasm. lib/model.js loads its Node-only modules through nodeOnly('./x.js'), a
 // URL bundlers leave alone (a page never needs them); here they are plain imports, so the
 // bundle holds them and shares one AmnError with them.
