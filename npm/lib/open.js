@@ -1,7 +1,7 @@
 // open(): resolve a source to files, declare them to a new Session and parse,
 // serving need_bytes / need_files, until the core has the model.
 import { AmnError, asIoError, throwIfAborted } from './errors.js';
-import { FileTable, drive } from './session.js';
+import { FileTable, drive, supplyFirstRead } from './session.js';
 import { Model } from './model.js';
 import { blobFile, fetchWithHeaders, fileListSource, isUrl, memoryFile, urlSource, useCore } from './sources.js';
 
@@ -65,6 +65,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
   const files = new FileTable(session);
   try {
     files.add(resolved.entry);
+    supplyFirstRead(M, session, files, resolved.entry.name);
     for (const ref of resolved.extras) files.add(ref);
     // Shards the core names (from an index) are found beside the entry; a sibling
     // config.json follows them (the order the native CLI declares files in).

@@ -152,6 +152,19 @@ export function supplyBytes(M, session, files, needBytes, signal) {
   return later.length === 0 ? undefined : supplyLater(M, session, files, later, signal);
 }
 
+// The sniff window every parser reads first ([0, firstReadBytes(name)), the core's
+// registry), handed to the core before the first parse when the file reads it
+// synchronously (a path): the parse then needs no need_bytes round for it, about 4 µs of
+// the ~29 µs open of a small header (docs/benchmarks.md). A window the file cannot read
+// synchronously (a GGUF's 1 MiB) is left for the core to ask for.
+export function supplyFirstRead(M, session, files, name) {
+  const id = files.byName.get(name);
+  const ref = files.byId.get(id);
+  if (!ref?.readSyncInto) return;
+  const length = Math.min(M.firstReadBytes(ref.name), ref.size);
+  if (length > 0 && length <= ref.syncReadMax) supplyBytes(M, session, files, [{ file: id, offset: 0, length }]);
+}
+
 async function supplyLater(M, session, files, ranges, signal) {
   // A file that reads several ranges in one request (a URL: HTTP multi-range) gets its
   // small ranges in batches of its maxRanges; large ones (tensor data) and the other
