@@ -101,3 +101,26 @@ TEST_CASE("the config matters at open for packed weights and qweights, not for f
   m.format = ModelFormat::gguf;  // GGUF keeps its own metadata; detection is safetensors'
   CHECK_FALSE(config_matters_at_open(m));
 }
+
+// detect_schemes leaves a model alone when none of its records is a detector's candidate
+// and it has no quantization config: every fixture opened that way must be the model the
+// detectors themselves make of it.
+TEST_CASE("plain models skip detection and lose nothing by it", "[open][config]") {
+  size_t plain = 0;
+  for (const auto& e : fs::recursive_directory_iterator(test::fixture_path(""))) {
+    if (!e.is_regular_file() || e.path().extension() != ".safetensors") continue;
+    INFO(e.path().string());
+    const auto bytes = test::read_file(e.path().string());  // MemorySource views it
+    FileSet alone;
+    alone.add("model.safetensors", std::make_unique<MemorySource>(bytes));
+    auto opened = open_model(alone, {});
+    if (!opened || config_matters_at_open(*opened) || !opened->logical.empty()) continue;
+    Model detected = *opened;
+    REQUIRE(run_detectors(detected, alone));
+    CHECK(detected.logical.empty());
+    CHECK(detected.warnings == opened->warnings);
+    CHECK(model_info_json(detected) == model_info_json(*opened));
+    ++plain;
+  }
+  CHECK(plain >= 5);
+}

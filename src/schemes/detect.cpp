@@ -55,7 +55,20 @@ ByteRange SchemeContext::range(uint32_t record) const {
   return ByteRange{t.file, t.offset, t.nbytes};
 }
 
-Status detect_schemes(Model& model, FileSet& files) {
+// A model whose records no detector starts from (config_matters_at_open) and that has
+// no quantization config anywhere: nothing to find and no config warning to give, so no
+// context is built. Its name index over every record was a tenth of opening a
+// 1,000-tensor header in Node (docs/benchmarks.md, "Small opens: plain models skip
+// scheme detection").
+static bool nothing_to_detect(const Model& model) {
+  if (!model.config_json.empty() || !model.quant_config_json.empty()) return false;
+  for (const auto& [key, value] : model.metadata) {
+    if (key == schemes::kQuantizationConfigKey) return false;
+  }
+  return !config_matters_at_open(model);
+}
+
+Status run_detectors(Model& model, FileSet& files) {
   if (model.format != ModelFormat::safetensors) return {};
   SchemeContext ctx(model, files);
   AMN_TRY(detect_fp4(ctx));
@@ -67,6 +80,14 @@ Status detect_schemes(Model& model, FileSet& files) {
   AMN_TRY(detect_fp8(ctx));
   if (model.logical.empty()) model.part_of.clear();
   return {};
+}
+
+Status detect_schemes(Model& model, FileSet& files) {
+  if (model.format == ModelFormat::safetensors && nothing_to_detect(model)) {
+    model.part_of.clear();
+    return {};
+  }
+  return run_detectors(model, files);
 }
 
 bool config_matters_at_open(const Model& model) {

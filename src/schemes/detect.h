@@ -13,7 +13,12 @@ namespace amn {
 
 // `files` gives detectors the few small records whose bytes say what the tensor is (a
 // bitsandbytes quant_state); their missing ranges come back as one need_bytes error.
+// A model none of whose records a detector starts from (config_matters_at_open below)
+// and without a quantization config is left as it is, undetected.
 Status detect_schemes(Model& model, FileSet& files);
+// detect_schemes without that shortcut: every detector runs (the tests check the shortcut
+// against it on every fixture).
+Status run_detectors(Model& model, FileSet& files);
 
 // Whether the config files beside `model` (opened without them) could change what
 // detect_schemes finds: some record may be a detector's candidate, i.e. is stored as

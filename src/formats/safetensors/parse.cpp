@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <unordered_set>
+#include <vector>
 
 #include <simdjson.h>
 
@@ -115,6 +117,45 @@ Status parse_tensor(std::string_view name, simdjson::dom::element value, uint64_
   return {};
 }
 
+// The duplicate-name check: an open-addressing table (linear probing, at most half full)
+// of each name's hash and its index in `names_`. std::unordered_set allocated a node per
+// name: 8 % of opening a 1,000-tensor header in Node (docs/benchmarks.md, "Small opens:
+// plain models skip scheme detection"). `n`, the table's bound, is the object's entry
+// count, already checked against max_item_count.
+class NameSet {
+ public:
+  explicit NameSet(size_t n) {
+    size_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    slots_.assign(capacity, Slot{0, kEmpty});
+    mask_ = capacity - 1;
+    names_.reserve(n);
+  }
+  // False when `name` is in the set already.
+  bool insert(std::string_view name) {
+    const size_t hash = std::hash<std::string_view>{}(name);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (slot.index == kEmpty) {
+        slot = Slot{hash, static_cast<uint32_t>(names_.size())};
+        names_.push_back(name);
+        return true;
+      }
+      if (slot.hash == hash && names_[slot.index] == name) return false;
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
+  struct Slot {
+    size_t hash;
+    uint32_t index;
+  };
+  std::vector<Slot> slots_;
+  std::vector<std::string_view> names_;
+  size_t mask_ = 0;
+};
+
 }  // namespace
 
 bool looks_like_safetensors(std::span<const uint8_t> head, uint64_t file_size) {
@@ -182,11 +223,10 @@ Result<SafetensorsHeader> parse_safetensors(FileSet& files, uint32_t file,
 
   SafetensorsHeader out;
   out.header_bytes = 8 + n;
-  std::unordered_set<std::string_view> seen;
-  seen.reserve(obj.size());  // growing it rehashed every name several times
+  NameSet seen(obj.size());
   out.tensors.reserve(obj.size());
   for (auto field : obj) {
-    if (!seen.insert(field.key).second) {
+    if (!seen.insert(field.key)) {
       if (field.key == "__metadata__") return header_error("duplicate __metadata__ entry");
       return header_error("duplicate tensor name " + quote(field.key));
     }
