@@ -43,6 +43,27 @@ TEST_CASE("limits: camelCase or snake_case, positive numbers only") {
   CHECK(l->max_total_bytes == 1000);
   CHECK_FALSE(limits_from_json(R"({"maxItemCount":0})", Surface::api));
   CHECK_FALSE(limits_from_json(R"({"maxWhatever":1})", Surface::api));
+  // "{}" (no limit given) and " {} " (read by the JSON parser) give the defaults.
+  for (const char* none : {"{}", " {} "}) {
+    auto d = limits_from_json(none, Surface::api);
+    REQUIRE(d);
+    CHECK(d->max_item_count == ParseLimits{}.max_item_count);
+    CHECK(d->max_decompression_ratio == ParseLimits{}.max_decompression_ratio);
+  }
+  CHECK_FALSE(limits_from_json("{", Surface::api));
+}
+
+TEST_CASE("limits_json writes only what differs from the defaults, and reads back") {
+  CHECK(limits_json(ParseLimits{}) == "{}");
+  ParseLimits given;
+  given.max_item_count = 5;
+  given.max_decompression_ratio = 2.5;
+  CHECK(limits_json(given) == R"({"maxItemCount":5,"maxDecompressionRatio":2.5})");
+  auto back = limits_from_json(limits_json(given), Surface::api);
+  REQUIRE(back);
+  CHECK(back->max_item_count == 5);
+  CHECK(back->max_decompression_ratio == 2.5);
+  CHECK(back->max_single_alloc == ParseLimits{}.max_single_alloc);
 }
 
 TEST_CASE("output names: one stem rule, one suffix rule") {

@@ -151,6 +151,7 @@ std::string convert_request_json(const ConvertRequest& request);
 // Limits from JSON: {"maxSingleAlloc": n, ...} (the snake_case keys of ParseLimits are
 // accepted too). Every value a positive number.
 Result<ParseLimits> limits_from_json(std::string_view json, Surface surface);
+// The limits that differ from ParseLimits' defaults, in that JSON ("{}" when none does).
 std::string limits_json(const ParseLimits& limits);
 
 // "bf16" | "f16" | "f32" (any case) -> the dtype; else an invalid_argument naming `option`.
