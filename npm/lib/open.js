@@ -64,8 +64,7 @@ export async function openModel(loadCore, source, options = {}, hooks) {
   const session = new M.Session(limits);
   const files = new FileTable(session);
   try {
-    files.add(resolved.entry);
-    supplyFirstRead(M, session, files, resolved.entry.name);
+    supplyFirstRead(M, session, files, files.add(resolved.entry));
     for (const ref of resolved.extras) files.add(ref);
     // Shards the core names (from an index) are found beside the entry; a sibling
     // config.json follows them (the order the native CLI declares files in).

@@ -157,8 +157,8 @@ export function supplyBytes(M, session, files, needBytes, signal) {
 // synchronously (a path): the parse then needs no need_bytes round for it, about 4 µs of
 // the ~29 µs open of a small header (docs/benchmarks.md). A window the file cannot read
 // synchronously (a GGUF's 1 MiB) is left for the core to ask for.
-export function supplyFirstRead(M, session, files, name) {
-  const id = files.byName.get(name);
+// `id`: the file's, as files.add() returned it.
+export function supplyFirstRead(M, session, files, id) {
   const ref = files.byId.get(id);
   if (!ref?.readSyncInto) return;
   const length = Math.min(M.firstReadBytes(ref.name), ref.size);
