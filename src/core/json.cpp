@@ -1,5 +1,6 @@
 #include "core/json.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -10,8 +11,13 @@ namespace amn {
 void append_json_string(std::string& out, std::string_view s) {
   static const char* kHex = "0123456789abcdef";
   out += '"';
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  // Runs of characters that need no escape (nearly all of them) are appended at once.
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -21,16 +27,33 @@ void append_json_string(std::string& out, std::string_view s) {
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
+}
+
+void append_uint(std::string& out, uint64_t n) {
+  char buf[20];
+  // (pointer, length): libc++'s append(first, last) copies a byte at a time.
+  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
+}
+
+void append_int(std::string& out, int64_t n) {
+  char buf[20];
+  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
+}
+
+void append_dims(std::string& out, const std::vector<uint64_t>& dims) {
+  out += '[';
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) out += ", ";
+    append_uint(out, dims[i]);
+  }
+  out += ']';
 }
 
 void JsonWriter::separate() {
@@ -79,13 +102,13 @@ JsonWriter& JsonWriter::value(bool b) {
 
 JsonWriter& JsonWriter::value(uint64_t n) {
   separate();
-  out_ += std::to_string(n);
+  append_uint(out_, n);
   return *this;
 }
 
 JsonWriter& JsonWriter::value(int64_t n) {
   separate();
-  out_ += std::to_string(n);
+  append_int(out_, n);
   return *this;
 }
 

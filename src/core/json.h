@@ -13,6 +13,14 @@ namespace amn {
 // Appends s as a JSON string literal (quotes included). s must be valid UTF-8.
 void append_json_string(std::string& out, std::string_view s);
 
+// Appends n in decimal, without a temporary string (the info document writes several
+// numbers per tensor).
+void append_uint(std::string& out, uint64_t n);
+void append_int(std::string& out, int64_t n);
+
+// Appends dims as a JSON array of integers: "[4096, 11008]" (", " between them).
+void append_dims(std::string& out, const std::vector<uint64_t>& dims);
+
 // A float as Python's repr() writes it (and so json.dumps): the shortest digits that
 // read back as d, fixed notation for exponents -4..15 ("0.05", "1.0"), else "1e-05",
 // "1.5e+16"; NaN, Infinity, -Infinity. Producers' JSON written by Python (a

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "core/json.h"
+
 namespace amn {
 
 std::string printable(std::string_view s, size_t max_chars) {
@@ -20,9 +22,9 @@ std::string quote(std::string_view name) {
 }
 
 std::string dims_text(const std::vector<uint64_t>& dims) {
-  std::string o = "[";
-  for (size_t i = 0; i < dims.size(); ++i) o += (i ? ", " : "") + std::to_string(dims[i]);
-  return o + "]";
+  std::string o;
+  append_dims(o, dims);
+  return o;
 }
 
 // simdjson's validator: the same rule as a hand-written decoder, vectorised natively.

@@ -45,8 +45,8 @@ void append_element(std::string& out, const GgufValue& v, uint64_t i) {
   else if (t == GgufType::BOOL) out += v.bool_at(i) ? "true" : "false";
   else if (t == GgufType::FLOAT32) append_float(out, static_cast<float>(v.float_at(i)));
   else if (t == GgufType::FLOAT64) append_float(out, v.float_at(i));
-  else if (is_signed(t)) out += std::to_string(v.int_at(i));
-  else out += std::to_string(v.uint_at(i));
+  else if (is_signed(t)) append_int(out, v.int_at(i));
+  else append_uint(out, v.uint_at(i));
 }
 
 void append_value(std::string& out, const GgufValue& v) {
@@ -65,7 +65,8 @@ void append_value(std::string& out, const GgufValue& v) {
       out += ']';
       return;
     default:
-      out += is_signed(v.type) ? std::to_string(v.i) : std::to_string(v.u);
+      if (is_signed(v.type)) append_int(out, v.i);
+      else append_uint(out, v.u);
   }
 }
 
