@@ -36,16 +36,19 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-void append_uint(std::string& out, uint64_t n) {
-  char buf[20];
+namespace {
+
+template <class Int>
+void append_integer(std::string& out, Int n) {
+  char buf[20];  // 20 characters: UINT64_MAX, or INT64_MIN with its sign
   // (pointer, length): libc++'s append(first, last) copies a byte at a time.
   out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
 }
 
-void append_int(std::string& out, int64_t n) {
-  char buf[20];
-  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
-}
+}  // namespace
+
+void append_uint(std::string& out, uint64_t n) { append_integer(out, n); }
+void append_int(std::string& out, int64_t n) { append_integer(out, n); }
 
 void append_dims(std::string& out, const std::vector<uint64_t>& dims) {
   out += '[';
